@@ -1,0 +1,188 @@
+//! Game events: what the tracker says happened on a board.
+//!
+//! Article 12.6 of the Laws forbids letting the public see arbiter business, so the
+//! split is in the types: a [`GameEvent`] may go to public feeds, an [`Alert`] may
+//! not, and [`TrackerEvent`] is the union only the journal and the arbiter side see.
+//! A publisher's input type is `GameEvent`; there is no conversion from `Alert`.
+
+use serde::Serialize;
+use shakmaty::{Color, Square};
+
+/// Milliseconds since the start of the capture (replay) or of the daemon's clock.
+pub type Millis = u64;
+
+/// One move of the game, as published.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MoveEvent {
+    /// 1-based half-move number counted from the game's start position.
+    pub ply: u32,
+    /// Standard algebraic notation with check/mate suffix, e.g. `Nxe5+`, `O-O`, `e8=Q#`.
+    pub san: String,
+    /// UCI notation (`e1g1` for castling in standard chess, king-takes-rook in Chess960).
+    pub uci: String,
+    /// FEN of the position after the move.
+    pub fen: String,
+    /// `true` once the move's completion is proven (clock press, opponent's next
+    /// move, or the hold on clockless boards); provisional moves may still change.
+    pub verified: bool,
+    /// The mover's remaining clock time after the move, when a clock is connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_ms: Option<u64>,
+    /// Time the mover used for this move, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emt_ms: Option<u64>,
+    /// The move was inferred from a burst of several plies (no picture showed it alone).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reconstructed: bool,
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum GameResult {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+}
+
+impl GameResult {
+    /// PGN result token.
+    pub fn as_pgn(self) -> &'static str {
+        match self {
+            GameResult::WhiteWins => "1-0",
+            GameResult::BlackWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+        }
+    }
+
+    /// The result in which `winner` wins.
+    pub fn win_for(winner: Color) -> GameResult {
+        match winner {
+            Color::White => GameResult::WhiteWins,
+            Color::Black => GameResult::BlackWins,
+        }
+    }
+}
+
+/// Events that may be published (Article 12.6: nothing here is arbiter business).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum GameEvent {
+    /// A game starts from `fen` (standard start, a Chess960 start, or a set position).
+    GameStart {
+        fen: String,
+        /// Chess960 start-position number (518 = standard chess), when the start is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chess960: Option<u32>,
+        /// The board is used turned 180° (White at the connector's right).
+        rotated: bool,
+    },
+    /// A move was made (see [`MoveEvent::verified`]).
+    Move(MoveEvent),
+    /// Moves from `from_ply` onwards are withdrawn (board put back to an earlier
+    /// position, or a provisional move replaced). `plies` lists the plies withdrawn.
+    Retraction { from_ply: u32, plies: Vec<u32> },
+    /// Clock times, White's and Black's, as mapped by the tracker.
+    Clock {
+        white_ms: u64,
+        black_ms: u64,
+        /// The side whose time runs; `None` when stopped.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        running: Option<ColorName>,
+    },
+    /// The game ended.
+    Result { result: GameResult, reason: String },
+}
+
+/// A colour, serialised as `"white"` / `"black"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorName {
+    White,
+    Black,
+}
+
+impl From<Color> for ColorName {
+    fn from(c: Color) -> ColorName {
+        match c {
+            Color::White => ColorName::White,
+            Color::Black => ColorName::Black,
+        }
+    }
+}
+
+/// How serious an alert is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing to rule on (rook-first castling, a draw claim available).
+    Info,
+    /// The arbiter should look (displaced pieces, moves that had to be reconstructed).
+    Warning,
+    /// An irregularity the Laws require the arbiter to act on (illegal move completed).
+    Error,
+}
+
+/// An arbiter-only message (Article 12.6: never published).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Alert {
+    /// Stable machine-readable kind, e.g. `illegal_move`, `displaced_pieces`.
+    pub kind: String,
+    /// Article of the Laws of Chess (2018 numbering), e.g. `"7.5.1"`.
+    pub article: String,
+    pub severity: Severity,
+    /// Squares involved, lowercase names (`"e4"`).
+    pub squares: Vec<String>,
+    /// A plain sentence an arbiter understands without knowing the software.
+    pub message: String,
+}
+
+impl Alert {
+    /// Square names in the form alerts carry them.
+    pub fn square_names(squares: impl IntoIterator<Item = Square>) -> Vec<String> {
+        squares.into_iter().map(|s| s.to_string()).collect()
+    }
+}
+
+/// Everything the tracker emits: public game events and arbiter-only alerts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrackerEvent {
+    Game(GameEvent),
+    Alert(Alert),
+}
+
+/// A tracker event stamped with where and when it happened, for the journal and
+/// `replay --events`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamped {
+    /// Board number (configured board number, or 1-based capture index in replay).
+    pub board: u32,
+    /// Ply the event refers to: the move's ply, or the number of plies played so far.
+    pub ply: u32,
+    /// Capture time of the input that caused the event.
+    pub t_ms: Millis,
+    pub event: TrackerEvent,
+}
+
+impl Stamped {
+    /// The JSON object written to `replay --events` and the journal: the event's own
+    /// fields plus `board`, `ply` and `t_ms`; alerts get `"type":"alert"`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = match &self.event {
+            TrackerEvent::Game(g) => serde_json::to_value(g),
+            TrackerEvent::Alert(a) => serde_json::to_value(a),
+        }
+        .expect("events serialise to JSON objects");
+        if let serde_json::Value::Object(map) = &mut v {
+            if matches!(self.event, TrackerEvent::Alert(_)) {
+                map.insert("type".into(), "alert".into());
+            }
+            map.insert("board".into(), self.board.into());
+            map.insert("t_ms".into(), self.t_ms.into());
+            map.entry("ply").or_insert(self.ply.into());
+        }
+        v
+    }
+}

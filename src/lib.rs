@@ -1,0 +1,16 @@
+//! eboard-bridge: the daemon that reads electronic chess boards and publishes
+//! verified games.
+//!
+//! Data flows one way: bytes → protocol frames (`eboard_protocols`) → sensor
+//! pictures and clock readings ([`session`]) → the per-board [`tracker`] → game
+//! events ([`events`]) → publishers ([`pgn`]). Only the device layer does I/O; only
+//! publishers know output formats.
+
+pub mod capture;
+pub mod demo;
+pub mod emulate;
+pub mod events;
+pub mod pgn;
+pub mod replay;
+pub mod session;
+pub mod tracker;

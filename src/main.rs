@@ -1,0 +1,59 @@
+//! The `eboard-bridge` command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "eboard-bridge",
+    version,
+    about = "Bridge electronic chess boards to broadcasts and arbiters"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Decode captures, reconstruct the games and print them as PGN.
+    Replay {
+        /// Write the game events (moves, alerts, clocks, results) as JSON Lines to FILE.
+        #[arg(long, value_name = "FILE")]
+        events: Option<PathBuf>,
+        /// Capture files (JSON Lines, see docs/capture-format.md).
+        #[arg(required = true, value_name = "CAPTURE")]
+        captures: Vec<PathBuf>,
+    },
+    /// Run a virtual DGT board on a pseudo-terminal, playing a game from a PGN file.
+    Emulate {
+        /// The game to play (the first game of the file unless --game is given).
+        #[arg(long, value_name = "FILE")]
+        pgn: PathBuf,
+        /// Create a symlink to the pseudo-terminal at PATH.
+        #[arg(long, value_name = "PATH")]
+        link: Option<PathBuf>,
+    },
+    /// Virtual boards playing real games through the whole pipeline.
+    Demo,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Replay { events, captures } => {
+            eboard_bridge::replay::run_cli(events.as_deref(), &captures)
+        }
+        Command::Emulate { pgn, link } => eboard_bridge::emulate::run_cli(&pgn, link.as_deref()),
+        Command::Demo => eboard_bridge::demo::run_cli(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("eboard-bridge: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
