@@ -9,10 +9,12 @@
 //! `docs/dgt-codec.md`.
 
 pub mod codes;
+mod decode;
 mod encode;
 mod host;
 mod types;
 
+pub use decode::{DecodeError, Decoder, Frame, Mode, BUFFER_CAP};
 pub use encode::{bus_checksum, bus_id, MAX_MESSAGE_LEN};
 pub use host::{HostDecodeError, HostDecoder, HOST_BUFFER_CAP};
 pub use types::*;
