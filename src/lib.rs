@@ -8,6 +8,7 @@
 
 pub mod capture;
 pub mod demo;
+pub mod device;
 pub mod emulate;
 pub mod events;
 pub mod pgn;
