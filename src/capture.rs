@@ -389,6 +389,19 @@ impl<R: BufRead> CaptureReader<R> {
         let Some(line) = self.next_line()? else {
             return Ok(None);
         };
+        // serde's derived struct reader also takes arrays (fields by position);
+        // the format says objects, so anything else is refused up front.
+        if self.buf.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(
+                match serde_json::from_slice::<serde::de::IgnoredAny>(&self.buf) {
+                    Ok(_) => CaptureError::NotObject { line },
+                    Err(e) => CaptureError::NotJson {
+                        line,
+                        detail: e.to_string(),
+                    },
+                },
+            );
+        }
         let raw: RawChunk = match serde_json::from_slice(&self.buf) {
             Ok(raw) => raw,
             Err(e) if e.classify() == serde_json::error::Category::Data => {
