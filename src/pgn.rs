@@ -294,12 +294,13 @@ impl GameRecord {
         };
         let mut need_number = true;
         for m in &self.moves {
+            // The move number and its move stay on one line: a number at the end of
+            // a line with its move on the next reads badly and some tools choke.
             match turn {
-                Color::White => line.token(&format!("{number}."))?,
-                Color::Black if need_number => line.token(&format!("{number}..."))?,
-                Color::Black => {}
+                Color::White => line.token(&format!("{number}. {}", m.san))?,
+                Color::Black if need_number => line.token(&format!("{number}... {}", m.san))?,
+                Color::Black => line.token(&m.san)?,
             }
-            line.token(&m.san)?;
             need_number = false;
             if let Some(comment) = clock_comment(m) {
                 line.token(&comment)?;

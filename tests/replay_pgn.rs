@@ -336,6 +336,10 @@ fn a_long_game_wraps_and_parses_back() {
     let pgn = game.to_pgn();
     for line in pgn.lines() {
         assert!(line.chars().count() <= MAX_LINE, "{line:?}");
+        assert!(
+            !line.ends_with('.'),
+            "a move number stays with its move: {line:?}"
+        );
     }
     let mut reader = Reader::new(std::io::Cursor::new(pgn.as_bytes()));
     let parsed = reader.read_game(&mut Collect).unwrap().unwrap();
