@@ -271,3 +271,103 @@ fn other_protocols_are_refused_with_a_reason() {
     assert!(matches!(err, ReplayError::UnsupportedProtocol(ref p) if p == "millennium"));
     assert!(err.to_string().contains("only \"dgt\""), "{err}");
 }
+
+/// The real recording played on two boards of one bus at once: the bus replies
+/// are built from the recording's own messages, interleaved in time. Each board
+/// must come out as its own game with the recording's moves.
+#[test]
+fn two_bus_boards_replay_to_two_games() {
+    use eboard_bridge::capture::import;
+    use eboard_protocols::dgt::{Decoder, Frame};
+
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/eboard/dgtdriver-recordings/1.inbytes"
+    ))
+    .unwrap();
+    let expected: Vec<String> = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/eboard/dgtdriver-recordings/1.uci"
+    ))
+    .unwrap()
+    .split_whitespace()
+    .filter(|t| !t.ends_with('.') && *t != "*")
+    .map(str::to_string)
+    .collect();
+
+    let as_bus = |address: u16, offset: u64| -> Vec<(u64, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut decoder = Decoder::new(Mode::Single);
+        for chunk in import::dgtdriver_inbytes(&text).unwrap() {
+            decoder.push(&chunk.bytes);
+            while let Some(frame) = decoder.next() {
+                let reply = match frame.unwrap() {
+                    Frame::Single(Message::BoardDump(p)) => BusReply::BoardDump(p),
+                    Frame::Single(Message::Clock(bw)) => BusReply::Clock(bw),
+                    Frame::Single(Message::FieldUpdate { square, sensed }) => {
+                        BusReply::Changes(vec![field(square, sensed)])
+                    }
+                    other => panic!("unexpected frame {other:?}"),
+                };
+                out.push((chunk.t_ms + offset, bus(address, reply)));
+            }
+        }
+        out
+    };
+    let mut all = as_bus(1025, 0);
+    all.extend(as_bus(77, 137));
+    all.sort_by_key(|(t, _)| *t);
+
+    let mut header = CaptureHeader::new("dgt");
+    header.mode = Some(PortMode::Bus);
+    let mut w = CaptureWriter::new(Vec::new(), &header).unwrap();
+    for (t, bytes) in &all {
+        w.write(*t, Direction::In, bytes).unwrap();
+    }
+    let bytes = w.into_inner();
+    let mut sink = Collect::default();
+    let summary = replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
+    assert_eq!(summary.stats.decode_errors, 0);
+    assert_eq!(sink.games.len(), 2, "warnings: {:?}", sink.warnings);
+    for (game, board) in sink.games.iter().zip([77, 1025]) {
+        assert!(game.contains(&format!("[Board \"{board}\"]")), "{game}");
+        let mut reader = pgn_reader::Reader::new(io::Cursor::new(game.as_bytes()));
+        let mut pos = shakmaty::Chess::default();
+        let mut ucis = Vec::new();
+        struct Sans(Vec<String>);
+        impl pgn_reader::Visitor for Sans {
+            type Tags = ();
+            type Movetext = ();
+            type Output = ();
+            fn begin_tags(&mut self) -> std::ops::ControlFlow<()> {
+                std::ops::ControlFlow::Continue(())
+            }
+            fn begin_movetext(&mut self, _: ()) -> std::ops::ControlFlow<(), ()> {
+                std::ops::ControlFlow::Continue(())
+            }
+            fn san(&mut self, _: &mut (), san: pgn_reader::SanPlus) -> std::ops::ControlFlow<()> {
+                self.0.push(san.to_string());
+                std::ops::ControlFlow::Continue(())
+            }
+            fn end_game(&mut self, _: ()) {}
+        }
+        let mut sans = Sans(Vec::new());
+        reader.read_game(&mut sans).unwrap();
+        for s in sans.0 {
+            use shakmaty::Position;
+            let m = s
+                .parse::<pgn_reader::SanPlus>()
+                .unwrap()
+                .san
+                .to_move(&pos)
+                .unwrap();
+            ucis.push(
+                shakmaty::uci::UciMove::from_move(m, shakmaty::CastlingMode::Standard).to_string(),
+            );
+            pos.play_unchecked(m);
+        }
+        assert_eq!(ucis, expected, "board {board}");
+    }
+    let boards: std::collections::BTreeSet<u32> = sink.events.iter().map(|e| e.board).collect();
+    assert_eq!(boards.into_iter().collect::<Vec<_>>(), vec![77, 1025]);
+}
