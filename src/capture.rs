@@ -397,7 +397,7 @@ impl<R: BufRead> CaptureReader<R> {
                     Ok(_) => CaptureError::NotObject { line },
                     Err(e) => CaptureError::NotJson {
                         line,
-                        detail: e.to_string(),
+                        detail: json_detail(&e),
                     },
                 },
             );
@@ -410,7 +410,7 @@ impl<R: BufRead> CaptureReader<R> {
             Err(e) => {
                 return Err(CaptureError::NotJson {
                     line,
-                    detail: e.to_string(),
+                    detail: json_detail(&e),
                 })
             }
         };
@@ -519,8 +519,18 @@ struct RawChunk {
 fn parse_json(line: u64, bytes: &[u8]) -> Result<Value, CaptureError> {
     serde_json::from_slice(bytes).map_err(|e| CaptureError::NotJson {
         line,
-        detail: e.to_string(),
+        detail: json_detail(&e),
     })
+}
+
+/// serde_json's message with its position given as a column only: it parses one
+/// line at a time, so its own "line 1" would contradict the file's line number.
+fn json_detail(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let message = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(m, _)| m);
+    format!("{message} at column {}", e.column())
 }
 
 /// Hex text (either case) to bytes.

@@ -212,3 +212,47 @@ fn an_unwritable_events_file_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(stderr.contains("cannot create the events file"), "{stderr}");
 }
+
+#[test]
+fn a_cut_capture_prints_the_game_so_far_and_names_the_cut_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = std::fs::read_to_string(recording_capture(dir.path())).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    // Keep the first 300 lines whole and half of line 301, as a recorder killed
+    // mid-write leaves it.
+    let mut cut = lines[..300].join("\n");
+    cut.push('\n');
+    cut.push_str(&lines[300][..lines[300].len() / 2]);
+    let path = dir.path().join("cut.capture.jsonl");
+    std::fs::write(&path, cut).unwrap();
+    let out = replay(&[&path], None);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!("{}: line 301: not JSON", path.display())),
+        "{stderr}"
+    );
+    let games = games_as_uci(&stdout);
+    assert_eq!(
+        games.len(),
+        1,
+        "the game up to the cut is printed: {stdout}"
+    );
+    let played = &games[0];
+    assert!(played.len() > 20, "{played:?}");
+    assert_eq!(played[..], expected_ucis()[..played.len()]);
+}
+
+#[test]
+fn a_directory_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = replay(&[dir.path()], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!("{}: ", dir.path().display())),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
