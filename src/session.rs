@@ -77,6 +77,8 @@ pub struct SessionStats {
     pub blank_clock_readings: u64,
     /// BWTIME readings saying "no clock" ignored.
     pub no_clock_readings: u64,
+    /// Full pictures given to the trackers.
+    pub pictures: u64,
     /// Field updates received before the board's first dump (not given to the tracker).
     pub updates_before_dump: u64,
     /// EEPROM records and clock-time records that carry no picture or full
@@ -306,7 +308,9 @@ impl DgtSession {
             BusReply::BoardDump(p) => self.dump(target, t_ms, p, out),
             BusReply::Clock(bw) => self.clock(target, t_ms, &bw, out),
             BusReply::ClockAck(ack) => self.clock_ack(target, ack),
-            BusReply::Changes(records) | BusReply::FromStart(records) => {
+            BusReply::Changes(records) => {
+                // New changes since the last poll, oldest first: each one is a
+                // picture the board showed, and the order matters to the tracker.
                 for r in records {
                     match r {
                         EeRecord::Field { square, sensed, .. } => {
@@ -317,6 +321,26 @@ impl DgtSession {
                         // not a full reading; the host polls BUS_SEND_CLK for those.
                         _ => self.stats.ee_records_unused += 1,
                     }
+                }
+            }
+            BusReply::FromStart(records) => {
+                // Everything since the start tag, which the tracker has mostly
+                // seen already: replaying it picture by picture would walk the
+                // board back to the start position and look like a takeback. Only
+                // the resulting picture (the board as it is now) is passed on.
+                let board = self.board(target);
+                let before = board.picture.clone();
+                let mut unused = 0;
+                for r in records {
+                    match r {
+                        EeRecord::Field { square, sensed, .. } => board.picture.set(square, sensed),
+                        _ => unused += 1,
+                    }
+                }
+                let changed = board.picture != before;
+                self.stats.ee_records_unused += unused;
+                if changed {
+                    self.picture_changed(target, t_ms, out);
                 }
             }
             BusReply::Version { major, minor } => {
@@ -346,6 +370,7 @@ impl DgtSession {
         if board.info.has_picture {
             board.tracker.picture(t_ms, &board.picture, &mut scratch);
             stamp(board, t_ms, &mut scratch, out);
+            self.stats.pictures += 1;
         } else {
             self.stats.updates_before_dump += 1;
         }

@@ -371,3 +371,66 @@ fn two_bus_boards_replay_to_two_games() {
     let boards: std::collections::BTreeSet<u32> = sink.events.iter().map(|e| e.board).collect();
     assert_eq!(boards.into_iter().collect::<Vec<_>>(), vec![77, 1025]);
 }
+
+#[test]
+fn from_start_history_gives_only_the_resulting_picture() {
+    let pawn = Sensed::Piece(Role::Pawn.of(Color::White));
+    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut events = Vec::new();
+    let mut feed = |t_ms: u64, bytes: Vec<u8>, session: &mut DgtSession| {
+        session.feed(
+            &Chunk {
+                t_ms,
+                dir: Direction::In,
+                bytes,
+            },
+            &mut events,
+        );
+    };
+    feed(0, bus(5, BusReply::BoardDump(start())), &mut session);
+    feed(
+        10,
+        bus(
+            5,
+            BusReply::Changes(vec![
+                field(Square::E2, Sensed::Empty),
+                field(Square::E4, pawn),
+            ]),
+        ),
+        &mut session,
+    );
+    assert_eq!(session.stats().pictures, 3, "a dump and each change");
+    // The host re-reads the whole game since the start tag: e2-e4 again, then
+    // d2-d4. Replaying it square by square would show the start position again.
+    feed(
+        20,
+        bus(
+            5,
+            BusReply::FromStart(vec![
+                EeRecord::BeginPos,
+                field(Square::E2, Sensed::Empty),
+                field(Square::E4, pawn),
+                field(Square::D2, Sensed::Empty),
+                field(Square::D4, pawn),
+            ]),
+        ),
+        &mut session,
+    );
+    assert_eq!(
+        session.stats().pictures,
+        4,
+        "one picture for the whole history"
+    );
+    assert_eq!(session.stats().ee_records_unused, 1);
+    let picture = session.bus_picture(5).unwrap();
+    assert_eq!(picture.get(Square::D4), pawn);
+    assert_eq!(picture.get(Square::E4), pawn);
+    assert_eq!(picture.get(Square::D2), Sensed::Empty);
+    // Nothing new since: no picture at all.
+    feed(
+        30,
+        bus(5, BusReply::FromStart(vec![field(Square::D4, pawn)])),
+        &mut session,
+    );
+    assert_eq!(session.stats().pictures, 4);
+}
