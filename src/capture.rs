@@ -358,7 +358,13 @@ impl<R: BufRead> CaptureReader<R> {
         let Some(line) = reader.next_line()? else {
             return Err(CaptureError::Empty);
         };
-        let value = parse_json(line, &reader.buf)?;
+        // A byte-order mark is what some editors put before the first line when
+        // a capture is saved by hand; it carries no meaning in UTF-8.
+        let first = reader
+            .buf
+            .strip_prefix(b"\xef\xbb\xbf")
+            .unwrap_or(&reader.buf);
+        let value = parse_json(line, first)?;
         reader.header = CaptureHeader::from_json(line, value)?;
         Ok(reader)
     }

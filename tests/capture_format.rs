@@ -315,3 +315,9 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_byte_order_mark_before_the_header_is_accepted() {
+    let text = format!("\u{feff}{HEADER}\n{{\"t_ms\":1,\"dir\":\"in\",\"hex\":\"8e\"}}\n");
+    assert_eq!(read(&text).unwrap().len(), 1);
+}
