@@ -24,8 +24,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use eboard_protocols::dgt::{
-    BusMessage, BusReply, BwTime, ClockAck, Command, Decoder, EeRecord, Frame, HostDecoder,
-    HostFrame, Message, Mode,
+    BusCommand, BusCommandKind, BusMessage, BusReply, BwTime, ClockAck, Command, Decoder, EeRecord,
+    Frame, HostDecoder, HostFrame, Message, Mode,
 };
 use eboard_protocols::{ClockReading, Picture};
 
@@ -235,10 +235,14 @@ impl DgtSession {
     }
 
     /// Follows the port's mode from what the host says (dgt.md §3): `0x4a` or
-    /// any bus command switches to bus mode, any other single-board command
-    /// switches back.
+    /// any bus command switches to bus mode, except END_BUSMODE, which leaves it;
+    /// any other single-board command switches back too.
     fn host_frame(&mut self, frame: &HostFrame) {
         let mode = match frame {
+            HostFrame::Bus(BusCommand {
+                kind: BusCommandKind::EndBusMode,
+                ..
+            }) => Mode::Single,
             HostFrame::Single(Command::ToBusMode) | HostFrame::Bus(_) => Mode::Bus,
             HostFrame::Single(_) => Mode::Single,
         };

@@ -434,3 +434,35 @@ fn from_start_history_gives_only_the_resulting_picture() {
     );
     assert_eq!(session.stats().pictures, 4);
 }
+
+#[test]
+fn end_busmode_leaves_bus_mode() {
+    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut events = Vec::new();
+    let end = host(HostFrame::Bus(BusCommand {
+        kind: BusCommandKind::EndBusMode,
+        address: 0,
+    }));
+    session.feed(
+        &Chunk {
+            t_ms: 0,
+            dir: Direction::Out,
+            bytes: end,
+        },
+        &mut events,
+    );
+    assert_eq!(session.mode(), Mode::Single);
+    let ping = host(HostFrame::Bus(BusCommand {
+        kind: BusCommandKind::Ping,
+        address: 0,
+    }));
+    session.feed(
+        &Chunk {
+            t_ms: 1,
+            dir: Direction::Out,
+            bytes: ping,
+        },
+        &mut events,
+    );
+    assert_eq!(session.mode(), Mode::Bus);
+}
