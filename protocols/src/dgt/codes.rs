@@ -73,12 +73,23 @@ pub fn sensed_from_code(code: u8) -> Option<Sensed> {
 
 /// Two BCD digits to binary, or `None` if either nibble is above 9 or the value
 /// is above `max`.
+#[inline]
 pub fn from_bcd(byte: u8, max: u8) -> Option<u8> {
-    let (tens, units) = (byte >> 4, byte & 0x0f);
-    if tens > 9 || units > 9 {
-        return None;
-    }
-    let v = tens * 10 + units;
+    // A table: BWTIME arrives every second per board and is the most frequent
+    // message, so its six BCD bytes are worth a lookup instead of arithmetic.
+    const BCD: [u8; 256] = {
+        let mut t = [0xff; 256];
+        let mut i = 0;
+        while i < 256 {
+            let (tens, units) = (i >> 4, i & 0x0f);
+            if tens <= 9 && units <= 9 {
+                t[i] = (tens * 10 + units) as u8;
+            }
+            i += 1;
+        }
+        t
+    };
+    let v = BCD[usize::from(byte)];
     (v <= max).then_some(v)
 }
 
@@ -124,6 +135,7 @@ pub enum BwTimeFault {
     Bcd { index: u8, byte: u8 },
 }
 
+#[inline(always)]
 fn side_from(
     flags_hours: u8,
     minutes: u8,
@@ -156,6 +168,7 @@ fn side_from(
 }
 
 /// Reads a BWTIME payload that is not an ack as clock times, validating BCD.
+#[inline(always)]
 pub fn bwtime_from_payload(d: &[u8; 7]) -> Result<BwTime, BwTimeFault> {
     let status = d[6];
     Ok(BwTime {
