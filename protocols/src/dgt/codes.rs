@@ -43,8 +43,15 @@ pub fn piece_code(sensed: Sensed) -> u8 {
 }
 
 /// What a DGT piece code means, or `None` for a code outside `0x00..=0x0f`.
+#[inline]
 pub fn sensed_from_code(code: u8) -> Option<Sensed> {
-    // A table keeps the hot path (board dumps, field updates) branch-light.
+    (code <= 0x0f).then(|| sensed_from_nibble(code))
+}
+
+/// What the low four bits of a piece code mean (every 4-bit value is a code).
+#[inline]
+pub fn sensed_from_nibble(code: u8) -> Sensed {
+    // A table keeps the hot path (board dumps, field updates) branch-free.
     const TABLE: [Sensed; 16] = {
         const fn p(color: Color, role: Role) -> Sensed {
             Sensed::Piece(Piece { color, role })
@@ -68,7 +75,7 @@ pub fn sensed_from_code(code: u8) -> Option<Sensed> {
             Sensed::Magic(MagicPiece::BlackWins),
         ]
     };
-    TABLE.get(usize::from(code)).copied()
+    TABLE[usize::from(code & 0x0f)]
 }
 
 /// Two BCD digits to binary, or `None` if either nibble is above 9 or the value
