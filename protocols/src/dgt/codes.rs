@@ -272,6 +272,20 @@ pub enum EeFault {
 
 /// Reads an EEPROM event stream (dgt.md §1.7) into `out`.
 pub fn decode_ee(data: &[u8], out: &mut Vec<EeRecord>) -> Result<(), EeFault> {
+    // A dump holds thousands of records. Writing them into slots made up front
+    // (at most one record per byte) and cutting the rest off afterwards avoids a
+    // capacity check per record, without unsafe code.
+    let base = out.len();
+    out.resize(base + data.len(), EeRecord::Nop);
+    let mut n = base;
+    let result = decode_ee_into(data, &mut out[base..], &mut n);
+    out.truncate(n);
+    result
+}
+
+fn decode_ee_into(data: &[u8], slots: &mut [EeRecord], n: &mut usize) -> Result<(), EeFault> {
+    let base = *n;
+    let mut k = 0;
     let mut i = 0;
     while i < data.len() {
         let b = data[i];
@@ -334,7 +348,12 @@ pub fn decode_ee(data: &[u8], out: &mut Vec<EeRecord>) -> Result<(), EeFault> {
                 rec
             }
         };
-        out.push(rec);
+        // k <= i < data.len() == slots.len(): a record is at least one byte.
+        if let Some(slot) = slots.get_mut(k) {
+            *slot = rec;
+        }
+        k += 1;
+        *n = base + k;
     }
     Ok(())
 }

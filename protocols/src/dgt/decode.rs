@@ -457,9 +457,11 @@ fn bwtime(id: u8, d: &[u8]) -> Result<Result<super::BwTime, super::ClockAck>, De
 }
 
 fn ee_records(id: u8, data: &[u8]) -> Result<Vec<EeRecord>, DecodeError> {
-    // Most records are 2 bytes: reserve once for a 7939-byte dump.
-    let mut out = Vec::with_capacity(data.len() / 2 + 1);
-    decode_ee(data, &mut out).map_err(|f| DecodeError::BadEeRecord {
+    let mut out = Vec::new();
+    let r = decode_ee(data, &mut out);
+    // decode_ee sized the vector for one record per byte; most records take two.
+    out.shrink_to_fit();
+    r.map_err(|f| DecodeError::BadEeRecord {
         id,
         detail: match f {
             EeFault::UnknownTag { offset, byte } => {
@@ -596,6 +598,7 @@ fn decode_bus(frame: &[u8]) -> Result<Frame, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::picture::Sensed;
 
     fn all(mode: Mode, bytes: &[u8]) -> Vec<Result<Frame, DecodeError>> {
         let mut d = Decoder::new(mode);
