@@ -43,8 +43,15 @@ pub fn piece_code(sensed: Sensed) -> u8 {
 }
 
 /// What a DGT piece code means, or `None` for a code outside `0x00..=0x0f`.
+#[inline]
 pub fn sensed_from_code(code: u8) -> Option<Sensed> {
-    // A table keeps the hot path (board dumps, field updates) branch-light.
+    (code <= 0x0f).then(|| sensed_from_nibble(code))
+}
+
+/// What the low four bits of a piece code mean (every 4-bit value is a code).
+#[inline]
+pub fn sensed_from_nibble(code: u8) -> Sensed {
+    // A table keeps the hot path (board dumps, field updates) branch-free.
     const TABLE: [Sensed; 16] = {
         const fn p(color: Color, role: Role) -> Sensed {
             Sensed::Piece(Piece { color, role })
@@ -68,17 +75,28 @@ pub fn sensed_from_code(code: u8) -> Option<Sensed> {
             Sensed::Magic(MagicPiece::BlackWins),
         ]
     };
-    TABLE.get(usize::from(code)).copied()
+    TABLE[usize::from(code & 0x0f)]
 }
 
 /// Two BCD digits to binary, or `None` if either nibble is above 9 or the value
 /// is above `max`.
+#[inline]
 pub fn from_bcd(byte: u8, max: u8) -> Option<u8> {
-    let (tens, units) = (byte >> 4, byte & 0x0f);
-    if tens > 9 || units > 9 {
-        return None;
-    }
-    let v = tens * 10 + units;
+    // A table: BWTIME arrives every second per board and is the most frequent
+    // message, so its six BCD bytes are worth a lookup instead of arithmetic.
+    const BCD: [u8; 256] = {
+        let mut t = [0xff; 256];
+        let mut i = 0;
+        while i < 256 {
+            let (tens, units) = (i >> 4, i & 0x0f);
+            if tens <= 9 && units <= 9 {
+                t[i] = (tens * 10 + units) as u8;
+            }
+            i += 1;
+        }
+        t
+    };
+    let v = BCD[usize::from(byte)];
     (v <= max).then_some(v)
 }
 
@@ -124,6 +142,7 @@ pub enum BwTimeFault {
     Bcd { index: u8, byte: u8 },
 }
 
+#[inline(always)]
 fn side_from(
     flags_hours: u8,
     minutes: u8,
@@ -156,6 +175,7 @@ fn side_from(
 }
 
 /// Reads a BWTIME payload that is not an ack as clock times, validating BCD.
+#[inline(always)]
 pub fn bwtime_from_payload(d: &[u8; 7]) -> Result<BwTime, BwTimeFault> {
     let status = d[6];
     Ok(BwTime {
@@ -252,6 +272,20 @@ pub enum EeFault {
 
 /// Reads an EEPROM event stream (dgt.md §1.7) into `out`.
 pub fn decode_ee(data: &[u8], out: &mut Vec<EeRecord>) -> Result<(), EeFault> {
+    // A dump holds thousands of records. Writing them into slots made up front
+    // (at most one record per byte) and cutting the rest off afterwards avoids a
+    // capacity check per record, without unsafe code.
+    let base = out.len();
+    out.resize(base + data.len(), EeRecord::Nop);
+    let mut n = base;
+    let result = decode_ee_into(data, &mut out[base..], &mut n);
+    out.truncate(n);
+    result
+}
+
+fn decode_ee_into(data: &[u8], slots: &mut [EeRecord], n: &mut usize) -> Result<(), EeFault> {
+    let base = *n;
+    let mut k = 0;
     let mut i = 0;
     while i < data.len() {
         let b = data[i];
@@ -314,7 +348,12 @@ pub fn decode_ee(data: &[u8], out: &mut Vec<EeRecord>) -> Result<(), EeFault> {
                 rec
             }
         };
-        out.push(rec);
+        // k <= i < data.len() == slots.len(): a record is at least one byte.
+        if let Some(slot) = slots.get_mut(k) {
+            *slot = rec;
+        }
+        k += 1;
+        *n = base + k;
     }
     Ok(())
 }

@@ -15,12 +15,12 @@ use shakmaty::Square;
 
 use super::bus_id;
 use super::codes::{
-    ack_from_bwtime, bwtime_from_payload, bwtime_is_ack, decode_ee, sensed_from_code, BwTimeFault,
-    EeFault,
+    ack_from_bwtime, bwtime_from_payload, bwtime_is_ack, decode_ee, sensed_from_code,
+    sensed_from_nibble, BwTimeFault, EeFault,
 };
 use super::encode::bus_checksum;
 use super::types::{id, BatteryStatus, BusMessage, BusReply, EeRecord, Message};
-use crate::picture::{Picture, Sensed};
+use crate::picture::Picture;
 
 /// Unread bytes kept at most. Four maximal messages: far more than any board sends
 /// between two reads, so reaching it means the caller stopped reading.
@@ -170,9 +170,65 @@ impl Decoder {
     /// The next message or error; `None` when more bytes are needed.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Result<Frame, DecodeError>> {
+        // Fast path for the messages that make up nearly all traffic. Each one is
+        // built in the `return` expression itself: a `Frame` is 136 bytes, and
+        // building it anywhere else (a helper's result, a local) costs a copy of
+        // all 136 bytes per message, more than decoding a BWTIME. Anything the
+        // fast path does not finish goes through `step` and `decode_single`,
+        // which apply the same rules one check at a time.
+        if self.mode == Mode::Single && self.dropped == 0 && self.skipped == 0 {
+            let start = self.pos;
+            let rest = &self.buf[start..];
+            if rest.len() >= 3 && rest[0] >= 0x80 && (rest[1] | rest[2]) < 0x80 {
+                let id = rest[0];
+                let len = (usize::from(rest[1]) << 7) | usize::from(rest[2]);
+                if len <= rest.len()
+                    && single_len_ok(id, len).is_ok()
+                    && !has_high_bit(&rest[3..len])
+                {
+                    self.pos = start + len;
+                    self.clean = 0;
+                    let p = &self.buf[start + 3..start + len];
+                    match id {
+                        id::BWTIME => {
+                            if let Ok(d) = <&[u8; 7]>::try_from(p) {
+                                if !bwtime_is_ack(d) {
+                                    if let Ok(t) = bwtime_from_payload(d) {
+                                        return Some(Ok(Frame::Single(Message::Clock(t))));
+                                    }
+                                }
+                            }
+                        }
+                        id::FIELD_UPDATE => {
+                            if let (true, Some(sensed)) = (p[0] < 64, sensed_from_code(p[1])) {
+                                return Some(Ok(Frame::Single(Message::FieldUpdate {
+                                    square: square_of(p[0]),
+                                    sensed,
+                                })));
+                            }
+                        }
+                        _ => {}
+                    }
+                    return Some(decode_single(id, p));
+                }
+            }
+        }
+        match self.step() {
+            Step::NeedMore => None,
+            Step::Error(e) => Some(Err(e)),
+            Step::Single { id, start, len } => {
+                Some(decode_single(id, &self.buf[start + 3..start + len]))
+            }
+            Step::Bus { start, len } => Some(decode_bus(&self.buf[start..start + len])),
+        }
+    }
+
+    /// Everything but the fast path: overflow and garbage reports, partial
+    /// messages, cuts, bad lengths, bus frames.
+    fn step(&mut self) -> Step {
         if self.dropped > 0 {
             let dropped = std::mem::take(&mut self.dropped);
-            return Some(Err(DecodeError::Overflow { dropped }));
+            return Step::Error(DecodeError::Overflow { dropped });
         }
         let rest = &self.buf[self.pos..];
         // Resynchronise: a message starts at a byte with bit 7 set.
@@ -181,19 +237,52 @@ impl Decoder {
                 self.skipped += rest.len();
                 self.pos = self.buf.len();
                 self.clean = 0;
-                return None;
+                return Step::NeedMore;
             }
             Some(0) if self.skipped == 0 => {}
             Some(n) => {
                 let count = self.skipped + n;
                 self.skipped = 0;
                 self.consume(n);
-                return Some(Err(DecodeError::Garbage { count }));
+                return Step::Error(DecodeError::Garbage { count });
             }
         }
+        let id = self.buf[self.pos];
+        let header = match self.mode {
+            Mode::Single => 3,
+            Mode::Bus => 5,
+        };
+        match self.scan(1, header) {
+            Err(k) => {
+                self.consume(k);
+                return Step::Error(DecodeError::Cut { id, len: k });
+            }
+            Ok(false) => return Step::NeedMore,
+            Ok(true) => {}
+        }
+        let b = &self.buf[self.pos..];
+        let len = (usize::from(b[1]) << 7) | usize::from(b[2]);
+        let len_ok = match self.mode {
+            Mode::Single => single_len_ok(id, len),
+            Mode::Bus => bus_len_ok(id, len),
+        };
+        if let Err(expected) = len_ok {
+            self.consume(header);
+            return Step::Error(DecodeError::BadLength { id, len, expected });
+        }
+        match self.scan(header, len) {
+            Err(k) => {
+                self.consume(k);
+                return Step::Error(DecodeError::Cut { id, len: k });
+            }
+            Ok(false) => return Step::NeedMore,
+            Ok(true) => {}
+        }
+        let start = self.pos;
+        self.consume(len);
         match self.mode {
-            Mode::Single => self.next_single(),
-            Mode::Bus => self.next_bus(),
+            Mode::Single => Step::Single { id, start, len },
+            Mode::Bus => Step::Bus { start, len },
         }
     }
 
@@ -206,8 +295,8 @@ impl Decoder {
         let start = from.max(self.clean);
         if start < end {
             let part = &rest[start..end];
-            // OR-fold vectorises; the exact position is only needed on the rare cut.
-            if part.iter().fold(0u8, |a, &b| a | b) & 0x80 != 0 {
+            // The exact position is only needed on the rare cut.
+            if has_high_bit(part) {
                 let k = part.iter().position(|&b| b >= 0x80).unwrap_or(0);
                 return Err(start + k);
             }
@@ -215,76 +304,55 @@ impl Decoder {
         }
         Ok(rest.len() >= len)
     }
+}
 
-    fn next_single(&mut self) -> Option<Result<Frame, DecodeError>> {
-        let id = self.buf[self.pos];
-        match self.scan(1, 3) {
-            Err(k) => {
-                self.consume(k);
-                return Some(Err(DecodeError::Cut { id, len: k }));
-            }
-            Ok(false) => return None,
-            Ok(true) => {}
-        }
-        let len = (usize::from(self.buf[self.pos + 1]) << 7) | usize::from(self.buf[self.pos + 2]);
-        if let Err(expected) = single_len_ok(id, len) {
-            self.consume(3);
-            return Some(Err(DecodeError::BadLength { id, len, expected }));
-        }
-        match self.scan(3, len) {
-            Err(k) => {
-                self.consume(k);
-                return Some(Err(DecodeError::Cut { id, len: k }));
-            }
-            Ok(false) => return None,
-            Ok(true) => {}
-        }
-        let start = self.pos;
-        self.consume(len);
-        let payload = &self.buf[start + 3..start + len];
-        Some(decode_single(id, payload).map(Frame::Single))
-    }
+/// What the slow path found. Small on purpose: the frame itself is built in
+/// [`Decoder::next`]'s result.
+enum Step {
+    NeedMore,
+    Error(DecodeError),
+    /// A complete, clean single-board message at `start..start + len`.
+    Single {
+        id: u8,
+        start: usize,
+        len: usize,
+    },
+    /// A complete, clean bus frame at `start..start + len`, checksum not yet checked.
+    Bus {
+        start: usize,
+        len: usize,
+    },
+}
 
-    fn next_bus(&mut self) -> Option<Result<Frame, DecodeError>> {
-        let id = self.buf[self.pos];
-        match self.scan(1, 5) {
-            Err(k) => {
-                self.consume(k);
-                return Some(Err(DecodeError::Cut { id, len: k }));
-            }
-            Ok(false) => return None,
-            Ok(true) => {}
+/// Whether any byte has bit 7 set, eight bytes at a time: payloads are short
+/// (BWTIME has 7 bytes, a dump 64), so word loads beat a byte loop.
+#[inline(always)]
+fn has_high_bit(bytes: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let n = bytes.len();
+    if n >= 8 {
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[i..i + 8]);
+            u64::from_ne_bytes(w)
+        };
+        // Whole words, then one overlapping word for the tail.
+        let mut acc = word(n - 8);
+        let mut i = 0;
+        while i + 8 <= n {
+            acc |= word(i);
+            i += 8;
         }
-        let b = &self.buf[self.pos..];
-        let len = (usize::from(b[1]) << 7) | usize::from(b[2]);
-        let address = (u16::from(b[3]) << 7) | u16::from(b[4]);
-        if let Err(expected) = bus_len_ok(id, len) {
-            self.consume(5);
-            return Some(Err(DecodeError::BadLength { id, len, expected }));
-        }
-        match self.scan(5, len) {
-            Err(k) => {
-                self.consume(k);
-                return Some(Err(DecodeError::Cut { id, len: k }));
-            }
-            Ok(false) => return None,
-            Ok(true) => {}
-        }
-        let start = self.pos;
-        self.consume(len);
-        let frame = &self.buf[start..start + len];
-        let expected = bus_checksum(&frame[..len - 1]);
-        let found = frame[len - 1];
-        if expected != found {
-            return Some(Err(DecodeError::BadChecksum {
-                id,
-                address,
-                expected,
-                found,
-            }));
-        }
-        let data = &frame[5..len - 1];
-        Some(decode_bus(id, data).map(|reply| Frame::Bus(BusMessage { address, reply })))
+        acc & HIGH != 0
+    } else if n >= 4 {
+        let word = |i: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&bytes[i..i + 4]);
+            u32::from_ne_bytes(w)
+        };
+        (word(0) | word(n - 4)) & 0x8080_8080 != 0
+    } else {
+        bytes.iter().any(|&b| b >= 0x80)
     }
 }
 
@@ -344,18 +412,36 @@ fn square_of(field: u8) -> Square {
     Square::new(u32::from(field ^ 56))
 }
 
-fn picture(id: u8, codes: &[u8]) -> Result<Picture, DecodeError> {
-    let mut p = Picture::empty();
-    for (f, &code) in codes.iter().enumerate() {
-        let s = sensed_from_code(code).ok_or(DecodeError::BadPieceCode { id, index: f, code })?;
-        if s != Sensed::Empty {
-            // f < 64: callers pass exactly 64 codes.
-            p.set(square_of(f as u8), s);
-        }
+/// Checks that `codes` are all DGT piece codes, before any picture is built.
+#[inline]
+fn check_codes(id: u8, codes: &[u8]) -> Result<(), DecodeError> {
+    // Valid codes are 0..=15, so the OR of all of them is too; the fold vectorises
+    // and the position is only looked for on the rare bad dump.
+    if codes.iter().fold(0u8, |a, &c| a | c) > 0x0f {
+        let index = codes.iter().position(|&c| c > 0x0f).unwrap_or(0);
+        return Err(DecodeError::BadPieceCode {
+            id,
+            index,
+            code: codes[index],
+        });
     }
-    Ok(p)
+    Ok(())
 }
 
+/// Fills `p` from 64 codes already checked by [`check_codes`].
+#[inline(always)]
+fn fill_picture(p: &mut Picture, codes: &[u8]) {
+    let Ok(codes) = <&[u8; 64]>::try_from(codes) else {
+        return;
+    };
+    // Walking squares (not fields) keeps every index provably in range, so the
+    // loop has no bounds checks: field = square ^ 56 (a8 is field 0, square 56).
+    for sq in Square::ALL {
+        p.set(sq, sensed_from_nibble(codes[usize::from(sq) ^ 56]));
+    }
+}
+
+#[inline(always)]
 fn bwtime(id: u8, d: &[u8]) -> Result<Result<super::BwTime, super::ClockAck>, DecodeError> {
     let d: &[u8; 7] = d.try_into().map_err(|_| DecodeError::BadLength {
         id,
@@ -371,9 +457,11 @@ fn bwtime(id: u8, d: &[u8]) -> Result<Result<super::BwTime, super::ClockAck>, De
 }
 
 fn ee_records(id: u8, data: &[u8]) -> Result<Vec<EeRecord>, DecodeError> {
-    // Most records are 2 bytes: reserve once for a 7939-byte dump.
-    let mut out = Vec::with_capacity(data.len() / 2 + 1);
-    decode_ee(data, &mut out).map_err(|f| DecodeError::BadEeRecord {
+    let mut out = Vec::new();
+    let r = decode_ee(data, &mut out);
+    // decode_ee sized the vector for one record per byte; most records take two.
+    out.shrink_to_fit();
+    r.map_err(|f| DecodeError::BadEeRecord {
         id,
         detail: match f {
             EeFault::UnknownTag { offset, byte } => {
@@ -396,8 +484,10 @@ fn text(payload: &[u8]) -> String {
     payload.iter().map(|&b| char::from(b)).collect()
 }
 
-fn decode_single(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
-    Ok(match id {
+/// Decodes one complete single-board message (payload `p`, length already checked
+/// against the id).
+fn decode_single(id: u8, p: &[u8]) -> Result<Frame, DecodeError> {
+    let m = match id {
         id::FIELD_UPDATE => {
             let (field, code) = (p[0], p[1]);
             if field > 63 {
@@ -414,7 +504,21 @@ fn decode_single(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
             Ok(t) => Message::Clock(t),
             Err(a) => Message::ClockAck(a),
         },
-        id::BOARD_DUMP if p.len() == 64 => Message::BoardDump(picture(id, p)?),
+        id::BOARD_DUMP if p.len() == 64 => {
+            check_codes(id, p)?;
+            let mut pic = Picture::empty();
+            fill_picture(&mut pic, p);
+            Message::BoardDump(pic)
+        }
+        _ => decode_single_rare(id, p)?,
+    };
+    Ok(Frame::Single(m))
+}
+
+/// Messages a board sends once per session or on request.
+#[inline(never)]
+fn decode_single_rare(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
+    Ok(match id {
         id::EE_MOVES => Message::EeMoves(ee_records(id, p)?),
         id::BUSADRES => Message::BusAddress((u16::from(p[0]) << 7) | u16::from(p[1])),
         id::SERIALNR => {
@@ -446,9 +550,30 @@ fn decode_single(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
     })
 }
 
-fn decode_bus(id: u8, d: &[u8]) -> Result<BusReply, DecodeError> {
-    Ok(match id {
-        bus_id::BOARD_DUMP => BusReply::BoardDump(picture(id, d)?),
+/// Decodes a complete bus frame (`id, len, len, addr, addr, data, checksum`) whose
+/// bytes after the id all have bit 7 clear.
+fn decode_bus(frame: &[u8]) -> Result<Frame, DecodeError> {
+    let len = frame.len();
+    let id = frame[0];
+    let address = (u16::from(frame[3]) << 7) | u16::from(frame[4]);
+    let expected = bus_checksum(&frame[..len - 1]);
+    let found = frame[len - 1];
+    if expected != found {
+        return Err(DecodeError::BadChecksum {
+            id,
+            address,
+            expected,
+            found,
+        });
+    }
+    let d = &frame[5..len - 1];
+    let reply = match id {
+        bus_id::BOARD_DUMP => {
+            check_codes(id, d)?;
+            let mut pic = Picture::empty();
+            fill_picture(&mut pic, d);
+            BusReply::BoardDump(pic)
+        }
         bus_id::BWTIME => match bwtime(id, d)? {
             Ok(t) => BusReply::Clock(t),
             Err(a) => BusReply::ClockAck(a),
@@ -466,12 +591,14 @@ fn decode_bus(id: u8, d: &[u8]) -> Result<BusReply, DecodeError> {
             id,
             data: d.to_vec(),
         },
-    })
+    };
+    Ok(Frame::Bus(BusMessage { address, reply }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::picture::Sensed;
 
     fn all(mode: Mode, bytes: &[u8]) -> Vec<Result<Frame, DecodeError>> {
         let mut d = Decoder::new(mode);
