@@ -10,6 +10,7 @@ pub mod capture;
 pub mod demo;
 pub mod emulate;
 pub mod events;
+pub mod games;
 pub mod pgn;
 pub mod replay;
 pub mod session;
