@@ -8,5 +8,6 @@
 //! the item they affect, with the evidence used.
 
 mod types;
+pub mod virtual_clock;
 
 pub use types::*;
