@@ -1,0 +1,543 @@
+//! The board → host decoder: the daemon's hot path.
+//!
+//! Framing (dgt.md §1.1): only the first byte of a message has bit 7 set, so the
+//! decoder drops bytes until one has it, and a high byte inside a payload means the
+//! message was cut (e.g. a USB glitch or a board reset): the cut message is
+//! reported and decoding restarts at that byte. In bus mode (dgt.md §3) the same
+//! rule holds, and frames carry an address and a checksum.
+//!
+//! Cost model: one `memcpy` per `push`, one scan for high bits per payload, and no
+//! allocation for field updates, BWTIME and board dumps. The buffer is an offset
+//! into a `Vec` that is compacted only when the consumed prefix is large, so the
+//! amortised cost per byte stays constant whatever the chunking.
+
+use shakmaty::Square;
+
+use super::bus_id;
+use super::codes::{
+    ack_from_bwtime, bwtime_from_payload, bwtime_is_ack, decode_ee, sensed_from_code, BwTimeFault,
+    EeFault,
+};
+use super::encode::bus_checksum;
+use super::types::{id, BatteryStatus, BusMessage, BusReply, EeRecord, Message};
+use crate::picture::{Picture, Sensed};
+
+/// Unread bytes kept at most. Four maximal messages: far more than any board sends
+/// between two reads, so reaching it means the caller stopped reading.
+pub const BUFFER_CAP: usize = 4 << 14;
+
+/// Consumed bytes tolerated at the front of the buffer before it is compacted.
+const COMPACT_AT: usize = 1 << 14;
+
+/// Which framing the board is using. Bus replies reuse single-board ids (`0x86`
+/// is a board dump in one and FROM_START in the other), so the caller, who knows
+/// which commands it sent, must say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// One board on the line: `id, len, len, payload`.
+    Single,
+    /// Boards in bus mode: `id, len, len, addr, addr, data, checksum`.
+    Bus,
+}
+
+/// One decoded message.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Frame {
+    Single(Message),
+    Bus(BusMessage),
+}
+
+/// Why bytes from a board did not decode. Every error has consumed the bytes it
+/// describes, so the caller just logs it and calls `next` again.
+#[derive(thiserror::Error, Clone, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Bytes outside any message (no message start before them), skipped.
+    #[error("skipped {count} byte(s) outside any message (line noise or a message whose start was lost)")]
+    Garbage { count: usize },
+    /// A byte with bit 7 set arrived `len` bytes into message `id`: the message was
+    /// cut short, and the high byte starts the next one.
+    #[error(
+        "message {id:#04x} cut after {len} byte(s) by the start of another message; it is dropped"
+    )]
+    Cut { id: u8, len: usize },
+    /// The length in the header cannot be right for this id.
+    #[error("message {id:#04x} declares length {len}, expected {expected}; dropped its header and resynchronising")]
+    BadLength {
+        id: u8,
+        len: usize,
+        expected: &'static str,
+    },
+    /// A bus frame whose checksum does not match; the host should resend (or use
+    /// REPEAT_CHANGES for changes).
+    #[error("bus frame {id:#04x} from address {address} has checksum {found:#04x}, expected {expected:#04x}; request it again")]
+    BadChecksum {
+        id: u8,
+        address: u16,
+        expected: u8,
+        found: u8,
+    },
+    /// A BWTIME byte that is neither valid BCD nor a valid hours nibble.
+    #[error("clock times in message {id:#04x}: payload byte {index} = {byte:#04x} is not a valid time digit")]
+    BadBcd { id: u8, index: u8, byte: u8 },
+    /// A piece code above `0x0f`.
+    #[error(
+        "message {id:#04x}: piece code {code:#04x} at payload byte {index} is not a DGT piece code"
+    )]
+    BadPieceCode { id: u8, index: usize, code: u8 },
+    /// A field number above 63.
+    #[error("message {id:#04x}: field number {field} is not 0..=63")]
+    BadField { id: u8, field: u8 },
+    /// An EEPROM event stream record that cannot be read.
+    #[error("EEPROM events in message {id:#04x}: {detail}")]
+    BadEeRecord { id: u8, detail: String },
+    /// A serial number that is not ASCII digits (optionally followed by a space and
+    /// a version, as old boards send).
+    #[error("message {id:#04x}: serial number {text:?} is not digits")]
+    BadSerial { id: u8, text: String },
+    /// The caller pushed more than [`BUFFER_CAP`] unread bytes; the oldest were dropped.
+    #[error("dropped {dropped} unread byte(s): call next() until None before pushing more")]
+    Overflow { dropped: usize },
+}
+
+/// Incremental decoder of board → host bytes.
+#[derive(Clone, Debug)]
+pub struct Decoder {
+    mode: Mode,
+    buf: Vec<u8>,
+    /// Start of unread bytes in `buf`.
+    pos: usize,
+    /// Bytes after `pos` already known to have bit 7 clear, so a long message
+    /// arriving in small chunks is scanned once, not once per chunk.
+    clean: usize,
+    /// Garbage bytes consumed but not yet reported (reported once, together).
+    skipped: usize,
+    /// Bytes dropped by the buffer bound, not yet reported.
+    dropped: usize,
+}
+
+impl Decoder {
+    /// An empty decoder for `mode`.
+    pub fn new(mode: Mode) -> Decoder {
+        Decoder {
+            mode,
+            buf: Vec::with_capacity(4096),
+            pos: 0,
+            clean: 0,
+            skipped: 0,
+            dropped: 0,
+        }
+    }
+
+    /// The framing in use.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Switches framing (after sending `0x4a` or a single-board command). Unread
+    /// bytes stay and are read with the new framing.
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+    }
+
+    /// Appends received bytes. Beyond [`BUFFER_CAP`] unread bytes the oldest are
+    /// dropped and reported by the next call to [`Decoder::next`].
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        } else if self.pos >= COMPACT_AT {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+        let unread = self.buf.len() - self.pos;
+        if unread > BUFFER_CAP {
+            let excess = unread - BUFFER_CAP;
+            self.pos += excess;
+            self.dropped += excess;
+            self.clean = 0;
+            // Keep the allocation bounded too: drop what was cut off.
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+        self.clean = 0;
+    }
+
+    /// The next message or error; `None` when more bytes are needed.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Result<Frame, DecodeError>> {
+        if self.dropped > 0 {
+            let dropped = std::mem::take(&mut self.dropped);
+            return Some(Err(DecodeError::Overflow { dropped }));
+        }
+        let rest = &self.buf[self.pos..];
+        // Resynchronise: a message starts at a byte with bit 7 set.
+        match rest.iter().position(|&b| b >= 0x80) {
+            None => {
+                self.skipped += rest.len();
+                self.pos = self.buf.len();
+                self.clean = 0;
+                return None;
+            }
+            Some(0) if self.skipped == 0 => {}
+            Some(n) => {
+                let count = self.skipped + n;
+                self.skipped = 0;
+                self.consume(n);
+                return Some(Err(DecodeError::Garbage { count }));
+            }
+        }
+        match self.mode {
+            Mode::Single => self.next_single(),
+            Mode::Bus => self.next_bus(),
+        }
+    }
+
+    /// Checks that the bytes `from..len` of the message at `pos` have bit 7 clear.
+    /// `Err(k)`: byte `k` has it set (the message is cut there). `Ok(false)`: fewer
+    /// than `len` bytes buffered yet.
+    fn scan(&mut self, from: usize, len: usize) -> Result<bool, usize> {
+        let rest = &self.buf[self.pos..];
+        let end = len.min(rest.len());
+        let start = from.max(self.clean);
+        if start < end {
+            let part = &rest[start..end];
+            // OR-fold vectorises; the exact position is only needed on the rare cut.
+            if part.iter().fold(0u8, |a, &b| a | b) & 0x80 != 0 {
+                let k = part.iter().position(|&b| b >= 0x80).unwrap_or(0);
+                return Err(start + k);
+            }
+            self.clean = end;
+        }
+        Ok(rest.len() >= len)
+    }
+
+    fn next_single(&mut self) -> Option<Result<Frame, DecodeError>> {
+        let id = self.buf[self.pos];
+        match self.scan(1, 3) {
+            Err(k) => {
+                self.consume(k);
+                return Some(Err(DecodeError::Cut { id, len: k }));
+            }
+            Ok(false) => return None,
+            Ok(true) => {}
+        }
+        let len = (usize::from(self.buf[self.pos + 1]) << 7) | usize::from(self.buf[self.pos + 2]);
+        if let Err(expected) = single_len_ok(id, len) {
+            self.consume(3);
+            return Some(Err(DecodeError::BadLength { id, len, expected }));
+        }
+        match self.scan(3, len) {
+            Err(k) => {
+                self.consume(k);
+                return Some(Err(DecodeError::Cut { id, len: k }));
+            }
+            Ok(false) => return None,
+            Ok(true) => {}
+        }
+        let start = self.pos;
+        self.consume(len);
+        let payload = &self.buf[start + 3..start + len];
+        Some(decode_single(id, payload).map(Frame::Single))
+    }
+
+    fn next_bus(&mut self) -> Option<Result<Frame, DecodeError>> {
+        let id = self.buf[self.pos];
+        match self.scan(1, 5) {
+            Err(k) => {
+                self.consume(k);
+                return Some(Err(DecodeError::Cut { id, len: k }));
+            }
+            Ok(false) => return None,
+            Ok(true) => {}
+        }
+        let b = &self.buf[self.pos..];
+        let len = (usize::from(b[1]) << 7) | usize::from(b[2]);
+        let address = (u16::from(b[3]) << 7) | u16::from(b[4]);
+        if let Err(expected) = bus_len_ok(id, len) {
+            self.consume(5);
+            return Some(Err(DecodeError::BadLength { id, len, expected }));
+        }
+        match self.scan(5, len) {
+            Err(k) => {
+                self.consume(k);
+                return Some(Err(DecodeError::Cut { id, len: k }));
+            }
+            Ok(false) => return None,
+            Ok(true) => {}
+        }
+        let start = self.pos;
+        self.consume(len);
+        let frame = &self.buf[start..start + len];
+        let expected = bus_checksum(&frame[..len - 1]);
+        let found = frame[len - 1];
+        if expected != found {
+            return Some(Err(DecodeError::BadChecksum {
+                id,
+                address,
+                expected,
+                found,
+            }));
+        }
+        let data = &frame[5..len - 1];
+        Some(decode_bus(id, data).map(|reply| Frame::Bus(BusMessage { address, reply })))
+    }
+}
+
+/// Whether a single-mode total length is possible for `id`; checked on the header
+/// alone so a corrupt length never makes the decoder wait for bytes that belong
+/// to later messages.
+fn single_len_ok(id: u8, len: usize) -> Result<(), &'static str> {
+    let ok = match id {
+        id::BOARD_DUMP => len == 67 || len == 103,
+        id::BWTIME => len == 10,
+        id::FIELD_UPDATE => len == 5,
+        id::BUSADRES | id::VERSION => len == 5,
+        id::SERIALNR => (8..=16).contains(&len),
+        id::BOARD_DUMP_50B | id::BOARD_DUMP_50W => len == 53,
+        _ => len >= 3,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(match id {
+        id::BOARD_DUMP => "67 (64 piece codes) or 103 (draughts)",
+        id::BWTIME => "10 (7 clock bytes)",
+        id::FIELD_UPDATE => "5 (field and piece code)",
+        id::BUSADRES | id::VERSION => "5 (two bytes)",
+        id::SERIALNR => "8 (5 digits) or up to 16 (digits, space, version)",
+        id::BOARD_DUMP_50B | id::BOARD_DUMP_50W => "53 (50 fields)",
+        _ => "at least 3 (the header)",
+    })
+}
+
+fn bus_len_ok(id: u8, len: usize) -> Result<(), &'static str> {
+    let ok = match id {
+        bus_id::BOARD_DUMP => len == 70,
+        bus_id::BWTIME => len == 13,
+        bus_id::PING | bus_id::START_GAME_WRITTEN => len == 6,
+        bus_id::VERSION => len == 8,
+        bus_id::DRAUGHTS_50 => len == 56,
+        _ => len >= 6,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(match id {
+        bus_id::BOARD_DUMP => "70 (64 piece codes)",
+        bus_id::BWTIME => "13 (7 clock bytes)",
+        bus_id::PING | bus_id::START_GAME_WRITTEN => "6 (no data)",
+        bus_id::VERSION => "8 (two version bytes; boards up to 1.2 sent 6 and are not supported)",
+        bus_id::DRAUGHTS_50 => "56 (50 fields)",
+        _ => "at least 6 (header, address, checksum)",
+    })
+}
+
+/// Square for a field number below 64: field 0 = a8 is square 56, so the rank
+/// bits flip (`f ^ 56`), the same mapping as `picture::field_to_square`.
+#[inline]
+fn square_of(field: u8) -> Square {
+    Square::new(u32::from(field ^ 56))
+}
+
+fn picture(id: u8, codes: &[u8]) -> Result<Picture, DecodeError> {
+    let mut p = Picture::empty();
+    for (f, &code) in codes.iter().enumerate() {
+        let s = sensed_from_code(code).ok_or(DecodeError::BadPieceCode { id, index: f, code })?;
+        if s != Sensed::Empty {
+            // f < 64: callers pass exactly 64 codes.
+            p.set(square_of(f as u8), s);
+        }
+    }
+    Ok(p)
+}
+
+fn bwtime(id: u8, d: &[u8]) -> Result<Result<super::BwTime, super::ClockAck>, DecodeError> {
+    let d: &[u8; 7] = d.try_into().map_err(|_| DecodeError::BadLength {
+        id,
+        len: d.len(),
+        expected: "7 clock bytes",
+    })?;
+    if bwtime_is_ack(d) {
+        return Ok(Err(ack_from_bwtime(d)));
+    }
+    bwtime_from_payload(d)
+        .map(Ok)
+        .map_err(|BwTimeFault::Bcd { index, byte }| DecodeError::BadBcd { id, index, byte })
+}
+
+fn ee_records(id: u8, data: &[u8]) -> Result<Vec<EeRecord>, DecodeError> {
+    // Most records are 2 bytes: reserve once for a 7939-byte dump.
+    let mut out = Vec::with_capacity(data.len() / 2 + 1);
+    decode_ee(data, &mut out).map_err(|f| DecodeError::BadEeRecord {
+        id,
+        detail: match f {
+            EeFault::UnknownTag { offset, byte } => {
+                format!("byte {byte:#04x} at offset {offset} starts no record")
+            }
+            EeFault::Truncated { offset } => format!("record at offset {offset} is cut by the end"),
+            EeFault::BadField { offset, field } => {
+                format!("field number {field} at offset {offset} is not 0..=63")
+            }
+            EeFault::BadBcd { offset, byte } => {
+                format!("time byte {byte:#04x} at offset {offset} is not BCD")
+            }
+        },
+    })?;
+    Ok(out)
+}
+
+fn text(payload: &[u8]) -> String {
+    // Every payload byte is below 0x80, so this is plain ASCII.
+    payload.iter().map(|&b| char::from(b)).collect()
+}
+
+fn decode_single(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
+    Ok(match id {
+        id::FIELD_UPDATE => {
+            let (field, code) = (p[0], p[1]);
+            if field > 63 {
+                return Err(DecodeError::BadField { id, field });
+            }
+            let sensed =
+                sensed_from_code(code).ok_or(DecodeError::BadPieceCode { id, index: 1, code })?;
+            Message::FieldUpdate {
+                square: square_of(field),
+                sensed,
+            }
+        }
+        id::BWTIME => match bwtime(id, p)? {
+            Ok(t) => Message::Clock(t),
+            Err(a) => Message::ClockAck(a),
+        },
+        id::BOARD_DUMP if p.len() == 64 => Message::BoardDump(picture(id, p)?),
+        id::EE_MOVES => Message::EeMoves(ee_records(id, p)?),
+        id::BUSADRES => Message::BusAddress((u16::from(p[0]) << 7) | u16::from(p[1])),
+        id::SERIALNR => {
+            // Current boards send 5 digits; the 1998 header's boards add " 1.0"
+            // (dgt.md §7). The serial is the part before the space.
+            let serial = p.split(|&b| b == b' ').next().unwrap_or(&[]);
+            if serial.is_empty() || !serial.iter().all(u8::is_ascii_digit) {
+                return Err(DecodeError::BadSerial { id, text: text(p) });
+            }
+            Message::SerialNumber(text(serial))
+        }
+        id::LONG_SERIALNR => Message::LongSerialNumber(text(p)),
+        id::TRADEMARK => Message::Trademark(text(p)),
+        id::VERSION => Message::Version {
+            major: p[0],
+            minor: p[1],
+        },
+        id::BATTERY_STATUS => Message::BatteryStatus(BatteryStatus {
+            payload: p.to_vec(),
+        }),
+        id::BOARD_DUMP_50B | id::BOARD_DUMP_50W => Message::Draughts50 {
+            id,
+            fields: p.to_vec(),
+        },
+        _ => Message::Unknown {
+            id,
+            payload: p.to_vec(),
+        },
+    })
+}
+
+fn decode_bus(id: u8, d: &[u8]) -> Result<BusReply, DecodeError> {
+    Ok(match id {
+        bus_id::BOARD_DUMP => BusReply::BoardDump(picture(id, d)?),
+        bus_id::BWTIME => match bwtime(id, d)? {
+            Ok(t) => BusReply::Clock(t),
+            Err(a) => BusReply::ClockAck(a),
+        },
+        bus_id::CHANGES => BusReply::Changes(ee_records(id, d)?),
+        bus_id::FROM_START => BusReply::FromStart(ee_records(id, d)?),
+        bus_id::PING => BusReply::Ping,
+        bus_id::START_GAME_WRITTEN => BusReply::StartGameWritten,
+        bus_id::VERSION => BusReply::Version {
+            major: d[0],
+            minor: d[1],
+        },
+        bus_id::DRAUGHTS_50 => BusReply::Draughts50(d.to_vec()),
+        _ => BusReply::Unknown {
+            id,
+            data: d.to_vec(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(mode: Mode, bytes: &[u8]) -> Vec<Result<Frame, DecodeError>> {
+        let mut d = Decoder::new(mode);
+        d.push(bytes);
+        std::iter::from_fn(|| d.next()).collect()
+    }
+
+    #[test]
+    fn square_of_matches_picture_numbering() {
+        for f in 0..64 {
+            assert_eq!(square_of(f), crate::picture::field_to_square(f));
+        }
+    }
+
+    #[test]
+    fn garbage_is_reported_once_across_pushes() {
+        let mut d = Decoder::new(Mode::Single);
+        d.push(&[1, 2, 3]);
+        assert_eq!(d.next(), None);
+        d.push(&[4, 5, 0x8e, 0x00, 0x05, 12, 0]);
+        assert_eq!(d.next(), Some(Err(DecodeError::Garbage { count: 5 })));
+        assert!(matches!(
+            d.next(),
+            Some(Ok(Frame::Single(Message::FieldUpdate { .. })))
+        ));
+        assert_eq!(d.next(), None);
+    }
+
+    #[test]
+    fn cut_message_restarts_at_the_high_byte() {
+        let got = all(
+            Mode::Single,
+            &[0x86, 0x00, 0x43, 1, 2, 0x8e, 0x00, 0x05, 0x3c, 0x05],
+        );
+        assert_eq!(got[0], Err(DecodeError::Cut { id: 0x86, len: 5 }));
+        assert_eq!(
+            got[1],
+            Ok(Frame::Single(Message::FieldUpdate {
+                square: Square::E1,
+                sensed: Sensed::Piece(shakmaty::Piece {
+                    color: shakmaty::Color::White,
+                    role: shakmaty::Role::King
+                }),
+            }))
+        );
+        assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn impossible_length_is_rejected_from_the_header() {
+        let got = all(Mode::Single, &[0x8e, 0x7f, 0x7f]);
+        assert!(matches!(
+            got[0],
+            Err(DecodeError::BadLength {
+                id: 0x8e,
+                len: 16383,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn overflow_keeps_memory_bounded() {
+        let mut d = Decoder::new(Mode::Single);
+        d.push(&vec![0x01; BUFFER_CAP + 7]);
+        assert_eq!(d.next(), Some(Err(DecodeError::Overflow { dropped: 7 })));
+        assert!(d.buf.len() <= BUFFER_CAP);
+    }
+}
