@@ -14,4 +14,5 @@ pub mod games;
 pub mod pgn;
 pub mod replay;
 pub mod session;
+pub mod sim;
 pub mod tracker;

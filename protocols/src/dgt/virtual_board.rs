@@ -146,6 +146,8 @@ pub struct VirtualBoard {
     ignore_next_ping: bool,
     host: HostDecoder,
     host_errors: usize,
+    /// A piece moved since the last full read of the sensors.
+    dirty: bool,
 }
 
 fn standard_start() -> Board {
@@ -182,6 +184,7 @@ impl VirtualBoard {
             ignore_next_ping: false,
             host: HostDecoder::new(),
             host_errors: 0,
+            dirty: true,
         };
         b.power_up(0);
         b
@@ -244,6 +247,7 @@ impl VirtualBoard {
         self.empty_tagged = false;
         self.last_field_t = None;
         self.next_scan = t;
+        self.dirty = true;
         // The first scan writes one field record per piece found.
         self.scan(t);
     }
@@ -324,6 +328,15 @@ impl VirtualBoard {
     fn scan(&mut self, t: u64) {
         let (lo, hi) = self.cfg.scan_ms;
         self.next_scan = t + self.rng.random_range(lo.min(hi)..=hi.max(lo)).max(1);
+        let noisy = self.cfg.noise.flicker_empty > 0.0 || self.cfg.noise.misread > 0.0;
+        if !self.dirty && !noisy && !self.physical.has_stack() {
+            // Nothing moved since the last scan read it all: same picture. This
+            // keeps long simulated games cheap.
+            self.clock.advance(t);
+            self.report_clock(t);
+            return;
+        }
+        self.dirty = false;
         let mut changed: Vec<(u64, Square, Sensed)> = Vec::new();
         for sq in Square::ALL {
             let sensed = self.sense(sq);
@@ -355,16 +368,16 @@ impl VirtualBoard {
 
     /// What the sensor of `sq` reads at this scan.
     fn sense(&mut self, sq: Square) -> Sensed {
-        let pieces: Vec<Piece> = self.physical.pieces_on(sq).collect();
-        let piece = match pieces.as_slice() {
-            [] => return Sensed::Empty,
-            [p] => *p,
+        let mut on = self.physical.pieces_on(sq);
+        let piece = match (on.next(), on.next()) {
+            (None, _) => return Sensed::Empty,
+            (Some(p), None) => p,
             // Two pieces on one square: the reading flickers between them.
-            [a, b, ..] => {
+            (Some(a), Some(b)) => {
                 if self.rng.random_bool(0.5) {
-                    *a
+                    a
                 } else {
-                    *b
+                    b
                 }
             }
         };
@@ -453,6 +466,7 @@ impl VirtualBoard {
             PhysicalAction::Lift { square, .. } | PhysicalAction::Place { square, .. } => {
                 self.physical.apply(action)?;
                 self.changed_at[usize::from(square)] = t_ms;
+                self.dirty = true;
             }
             PhysicalAction::PressClock(side) => {
                 if let Some((halted, ms)) = self.clock.press(t_ms, side) {
