@@ -60,7 +60,7 @@ pub struct SimRun {
 /// Plays `game` on a virtual DGT board and records both directions.
 pub fn simulate(game: &Game, opts: &SimOptions) -> SimRun {
     let hand_cfg = HandConfig {
-        seed: opts.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x68_61_6e_64,
+        seed: opts.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0068_616e_6400, // "hand": the hands get their own stream
         ..opts.hand.clone()
     };
     let board_cfg = VirtualBoardConfig {
