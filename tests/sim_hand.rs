@@ -27,7 +27,7 @@ fn wild(seed: u64) -> HandConfig {
         early_reply: 0.1,
         chess960_king_off: 0.5,
         rotated: seed % 2 == 1,
-        white_clock: if seed % 3 == 0 {
+        white_clock: if seed.is_multiple_of(3) {
             ClockSide::Right
         } else {
             ClockSide::Left
