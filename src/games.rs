@@ -18,12 +18,10 @@ use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role};
 /// Why games could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum GamesError {
-    #[error("cannot read {path}: {source}; check that the file exists and is readable")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    // The I/O error is part of the message rather than a `source`, so that
+    // error chains do not print it twice.
+    #[error("cannot read {path}: {error}; check that the file exists and is readable")]
+    Io { path: String, error: std::io::Error },
     #[error("game {game}: the FEN tag {fen:?} is not a legal position ({reason}); fix or remove the tag")]
     BadFen {
         game: usize,
@@ -216,9 +214,9 @@ pub fn decode_text(bytes: &[u8]) -> String {
 
 /// Loads every game of a PGN file (any encoding, see [`decode_text`]).
 pub fn load_pgn_file(path: &Path) -> Result<Vec<Game>, GamesError> {
-    let bytes = std::fs::read(path).map_err(|source| GamesError::Io {
+    let bytes = std::fs::read(path).map_err(|error| GamesError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     load_pgn(&decode_text(&bytes))
 }
@@ -235,10 +233,10 @@ pub fn load_pgn(text: &str) -> Result<Vec<Game>, GamesError> {
             Ok(Some(game)) => games.push(game?),
             Ok(None) => break,
             // Reading from a byte slice cannot fail; keep the error honest anyway.
-            Err(source) => {
+            Err(error) => {
                 return Err(GamesError::Io {
                     path: "<text>".into(),
-                    source,
+                    error,
                 })
             }
         }
@@ -547,9 +545,9 @@ struct IndexLine {
 /// Reads the games index (JSON Lines: start FEN and UCI moves of every game of
 /// the data set).
 pub fn load_index(path: &Path) -> Result<Vec<IndexedGame>, GamesError> {
-    let text = std::fs::read_to_string(path).map_err(|source| GamesError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| GamesError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     let p = path.display().to_string();
     let mut out = Vec::new();
