@@ -82,3 +82,59 @@ fn captures_replay_to_the_final_position() {
         bytes_in
     );
 }
+
+#[test]
+fn captures_are_deterministic_per_seed_and_noise_is_reported_back() {
+    let index = load_index(&index_path()).unwrap();
+    let game = index
+        .iter()
+        .filter_map(|e| e.game.as_ref())
+        .find(|g| g.moves.len() > 40)
+        .unwrap();
+    let opts = SimOptions {
+        seed: 3,
+        ..SimOptions::default()
+    };
+    let a = simulate(game, &opts).chunks;
+    let b = simulate(game, &opts).chunks;
+    assert_eq!(a, b, "same seed, same bytes");
+    let c = simulate(
+        game,
+        &SimOptions {
+            seed: 4,
+            ..opts.clone()
+        },
+    )
+    .chunks;
+    assert_ne!(a, c, "another seed, other hands");
+
+    // With sensor noise the stream carries extra field updates, but the last
+    // reading of every square is still the real piece.
+    let mut noisy = opts.clone();
+    noisy.board.noise.flicker_empty = 0.0005;
+    noisy.board.noise.misread = 0.0005;
+    let run = simulate(game, &noisy);
+    let mut d = Decoder::new(Mode::Single);
+    let mut picture: Option<Picture> = None;
+    let mut updates = [0usize; 2];
+    for (i, chunks) in [&a, &run.chunks].into_iter().enumerate() {
+        for c in chunks.iter().filter(|c| c.dir == Direction::In) {
+            d.push(&c.bytes);
+            while let Some(f) = d.next() {
+                match f.unwrap() {
+                    Frame::Single(Message::BoardDump(p)) => picture = Some(p),
+                    Frame::Single(Message::FieldUpdate { square, sensed }) => {
+                        updates[i] += 1;
+                        picture.as_mut().unwrap().set(square, sensed)
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert!(updates[1] > updates[0] + 10, "noise shows: {updates:?}");
+    assert_eq!(
+        picture.unwrap(),
+        Picture::from_board(game.final_position().board())
+    );
+}
