@@ -88,3 +88,27 @@ fn the_null_move_game_stops_at_the_null_move() {
     assert_eq!(games[0].moves.len(), 81);
     assert!(games[0].stopped.is_some());
 }
+
+#[test]
+fn chess960_numbers_match_the_scharnagl_table() {
+    let table = std::fs::read_to_string(
+        data_dir().join("reference/kokopu-scharnagl-chess960-start-positions.tsv"),
+    )
+    .unwrap();
+    let mut rows = 0;
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let n: u32 = cols[0].parse().unwrap();
+        let scheme: String = eboard_bridge::games::chess960_array(n)
+            .iter()
+            .map(|r| r.char())
+            .collect();
+        assert_eq!(scheme, cols[1], "position {n}");
+        rows += 1;
+    }
+    assert_eq!(rows, 960);
+    // Chess960 games of the data set carry their start number.
+    let games = load_pgn_file(&data_dir().join("games/kokopu-chess960-database.pgn")).unwrap();
+    assert!(games.iter().all(|g| g.chess960.is_some()));
+    assert!(games.iter().any(|g| g.chess960.is_some_and(|n| n < 960)));
+}

@@ -255,7 +255,8 @@ impl VirtualBoard {
     fn log(&mut self, r: EeRecord) {
         self.ee_bytes += ee_len(&r);
         self.ee.push_back(r);
-        while self.ee_bytes > EE_CAPACITY {
+        // One byte stays free for the EE_EOF that ends a dump.
+        while self.ee_bytes > EE_CAPACITY - 1 {
             if let Some(old) = self.ee.pop_front() {
                 self.ee_bytes -= ee_len(&old);
                 self.ee_base += 1;
