@@ -25,6 +25,9 @@ fn wild(seed: u64) -> HandConfig {
         slide_pause: 0.5,
         adjust: 0.2,
         early_reply: 0.1,
+        retract: 0.05,
+        knock: 0.05,
+        hover: 0.05,
         chess960_king_off: 0.5,
         rotated: seed % 2 == 1,
         white_clock: if seed.is_multiple_of(3) {

@@ -212,6 +212,14 @@ pub struct HandConfig {
     pub adjust: f64,
     /// Chance that the opponent replies before the mover presses the clock.
     pub early_reply: f64,
+    /// Chance per move of first making another quiet move and taking it back
+    /// before the real one (a move changed before the clock press).
+    pub retract: f64,
+    /// Chance per move of knocking a piece onto a neighbouring empty square and
+    /// putting it back a moment later.
+    pub knock: f64,
+    /// Chance per move of holding the piece in the air for several seconds.
+    pub hover: f64,
     /// White sits at the far side from the connector (the board turned 180°).
     pub rotated: bool,
     /// The side of the clock White uses.
@@ -253,6 +261,9 @@ impl Default for HandConfig {
             slide_pause: 0.15,
             adjust: 0.03,
             early_reply: 0.01,
+            retract: 0.002,
+            knock: 0.002,
+            hover: 0.02,
             rotated: false,
             white_clock: ClockSide::Left,
         }
@@ -366,9 +377,78 @@ impl Hands<'_> {
                 self.lift(mid, piece);
             }
             self.wait(60, 180);
+        } else if self.rng.random_bool(self.cfg.hover) {
+            self.wait(2_000, 8_000);
         } else {
             self.wait(250, 800);
         }
+    }
+
+    /// Another quiet move made and taken back before the real move.
+    fn retract(&mut self, pos: &Chess, m: &Move) {
+        let quiet: Vec<Move> = pos
+            .legal_moves()
+            .into_iter()
+            .filter(|x| {
+                x != m
+                    && matches!(
+                        x,
+                        Move::Normal {
+                            capture: None,
+                            promotion: None,
+                            ..
+                        }
+                    )
+            })
+            .collect();
+        if quiet.is_empty() {
+            return;
+        }
+        let alt = quiet[self.rng.random_range(0..quiet.len())];
+        let (Some(from), to) = (alt.from(), alt.to()) else {
+            return;
+        };
+        let piece = Piece {
+            color: pos.turn(),
+            role: alt.role(),
+        };
+        self.lift(from, piece);
+        self.wait(250, 800);
+        self.place(to, piece);
+        self.wait(500, 2_500);
+        self.lift(to, piece);
+        self.wait(250, 800);
+        self.place(from, piece);
+        self.wait(500, 2_000);
+    }
+
+    /// A piece knocked onto a neighbouring empty square and put back.
+    fn knock(&mut self, pos: &Chess) {
+        let board = pos.board();
+        let candidates: Vec<(Square, Square)> = board
+            .occupied()
+            .into_iter()
+            .flat_map(|sq| {
+                (attacks::king_attacks(sq) & !board.occupied())
+                    .into_iter()
+                    .map(move |to| (sq, to))
+            })
+            .collect();
+        if candidates.is_empty() {
+            return;
+        }
+        let (sq, to) = candidates[self.rng.random_range(0..candidates.len())];
+        let Some(piece) = board.piece_at(sq) else {
+            return;
+        };
+        self.lift(sq, piece);
+        self.wait(40, 150);
+        self.place(to, piece);
+        self.wait(500, 3_000);
+        self.lift(to, piece);
+        self.wait(200, 600);
+        self.place(sq, piece);
+        self.wait(300, 1_000);
     }
 
     fn wants_slide(&mut self, role: Role, from: Square, to: Square) -> bool {
@@ -663,8 +743,14 @@ pub fn play(start: &Chess, moves: &[Move], cfg: &HandConfig) -> HandScript {
         } else {
             h.think(ply);
         }
+        if h.rng.random_bool(cfg.knock) {
+            h.knock(&pos);
+        }
         if h.rng.random_bool(cfg.adjust) {
             h.adjust(&pos, m);
+        }
+        if h.rng.random_bool(cfg.retract) {
+            h.retract(&pos, m);
         }
         h.make_move(&pos, m, chess960);
         let made = h.t;
