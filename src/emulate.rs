@@ -8,7 +8,7 @@
 //!
 //! [`serve_pty`] is the reusable core: it starts one board on its own pty and
 //! thread and returns a handle, so the demo and tests can run many boards in
-//! one process. The loop polls the non-blocking master side every few
+//! one process; [`serve_bus_pty`] puts several boards on one line (bus mode). The loop polls the non-blocking master side every few
 //! milliseconds: the protocol runs at 9600 baud, a millisecond a byte, so this
 //! adds no visible latency and needs no async runtime inside.
 
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig};
+use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig, VirtualBus};
 use eboard_protocols::hand::{self, HandConfig, PhysicalBoard};
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
@@ -184,6 +184,17 @@ fn make_link(link: &Path, target: &Path) -> Result<(), EmulateError> {
 
 /// Starts a virtual board playing `game` on a new pty.
 pub fn serve_pty(game: &Game, opts: &EmulateOptions) -> Result<EmulatorHandle, EmulateError> {
+    serve_bus_pty(std::slice::from_ref(game), opts)
+}
+
+/// Starts several virtual boards on one new pty, as DGT boards share one line
+/// in bus mode: board `i` plays `games[i]`, has serial number (and bus address)
+/// `opts.board.serial + i` and seed `opts.seed + i`. Host bytes reach every
+/// board; their answers are merged in time order.
+pub fn serve_bus_pty(
+    games: &[Game],
+    opts: &EmulateOptions,
+) -> Result<EmulatorHandle, EmulateError> {
     use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
     let pty = nix::pty::openpty(None, None).map_err(EmulateError::Pty)?;
     // Raw mode: no echo, no line editing, every byte passes untouched.
@@ -196,27 +207,33 @@ pub fn serve_pty(game: &Game, opts: &EmulateOptions) -> Result<EmulatorHandle, E
         make_link(link, &path)?;
     }
 
-    let hand_cfg = HandConfig {
-        seed: opts.seed,
-        speed: 1.0 / opts.speed.max(1e-6),
-        hand_speed: 1.0 / opts.hand_speed.max(1e-6),
-        start_ms: opts.start_after_host.unwrap_or(2_000),
-        rotated: opts.rotated,
-        white_clock: if opts.clock_right {
-            ClockSide::Right
-        } else {
-            ClockSide::Left
-        },
-        ..HandConfig::default()
-    };
-    let script = hand::play(&game.start, &game.moves, &hand_cfg);
-    let board = VirtualBoard::new(
-        VirtualBoardConfig {
-            seed: opts.seed,
-            ..opts.board.clone()
-        },
-        PhysicalBoard::from_board(game.start.board(), opts.rotated),
-    );
+    let mut boards = Vec::with_capacity(games.len());
+    let mut scripts = Vec::with_capacity(games.len());
+    for (i, game) in games.iter().enumerate() {
+        let seed = opts.seed.wrapping_add(i as u64);
+        let hand_cfg = HandConfig {
+            seed,
+            speed: 1.0 / opts.speed.max(1e-6),
+            hand_speed: 1.0 / opts.hand_speed.max(1e-6),
+            start_ms: opts.start_after_host.unwrap_or(2_000),
+            rotated: opts.rotated,
+            white_clock: if opts.clock_right {
+                ClockSide::Right
+            } else {
+                ClockSide::Left
+            },
+            ..HandConfig::default()
+        };
+        scripts.push(hand::play(&game.start, &game.moves, &hand_cfg).actions);
+        boards.push(VirtualBoard::new(
+            VirtualBoardConfig {
+                seed,
+                serial: opts.board.serial.wrapping_add(i as u16),
+                ..opts.board.clone()
+            },
+            PhysicalBoard::from_board(game.start.board(), opts.rotated),
+        ));
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
@@ -225,12 +242,17 @@ pub fn serve_pty(game: &Game, opts: &EmulateOptions) -> Result<EmulatorHandle, E
     // Our own slave descriptor stays open for the board's lifetime: without it
     // the master reads EIO whenever the host closes the port.
     let slave = pty.slave;
+    let line = Line {
+        bus: VirtualBus::new(boards),
+        next: vec![0; scripts.len()],
+        scripts,
+    };
     let wait_for_host = opts.start_after_host.is_some();
     let (s, d, dr) = (stop.clone(), done.clone(), dropped.clone());
     let thread = std::thread::Builder::new()
         .name(format!("vboard {}", path.display()))
         .spawn(move || {
-            let r = run_loop(board, script.actions, master, wait_for_host, &s, &d, &dr);
+            let r = run_loop(line, master, wait_for_host, &s, &d, &dr);
             drop(slave);
             r
         })
@@ -245,13 +267,63 @@ pub fn serve_pty(game: &Game, opts: &EmulateOptions) -> Result<EmulatorHandle, E
     })
 }
 
+/// The boards on one line and the hands playing on them.
+struct Line {
+    bus: VirtualBus,
+    scripts: Vec<Vec<hand::TimedAction>>,
+    /// Per board, the next action to do.
+    next: Vec<usize>,
+}
+
+impl Line {
+    /// Does every action due by `now` (script times count from `base`).
+    fn act(&mut self, base: u64, now: u64) {
+        for (i, script) in self.scripts.iter().enumerate() {
+            while let Some(a) = script.get(self.next[i]) {
+                if base + a.t_ms > now {
+                    break;
+                }
+                self.bus
+                    .apply(i, now, a.action)
+                    .expect("the hand model produced a physically impossible action");
+                self.next[i] += 1;
+            }
+        }
+    }
+
+    fn all_played(&self) -> bool {
+        self.scripts
+            .iter()
+            .zip(&self.next)
+            .all(|(s, &n)| n >= s.len())
+    }
+
+    /// The next time anything is due: a board event or a hand action.
+    fn next_due(&self, base: Option<u64>) -> u64 {
+        let mut due = self
+            .bus
+            .boards
+            .iter()
+            .map(|b| b.next_event_at())
+            .min()
+            .unwrap_or(u64::MAX);
+        if let Some(b) = base {
+            for (s, &n) in self.scripts.iter().zip(&self.next) {
+                if let Some(a) = s.get(n) {
+                    due = due.min(b + a.t_ms);
+                }
+            }
+        }
+        due
+    }
+}
+
 /// How long a board message may wait for a reader before it is dropped, as a
 /// real board's bytes are lost when nobody listens.
 const STALE_OUTPUT_MS: u64 = 2_000;
 
 fn run_loop(
-    mut board: VirtualBoard,
-    actions: Vec<hand::TimedAction>,
+    mut line: Line,
     mut master: File,
     wait_for_host: bool,
     stop: &AtomicBool,
@@ -262,7 +334,6 @@ fn run_loop(
     let now_ms = || epoch.elapsed().as_millis() as u64;
     // The script's times count from here (the host's first byte, or the start).
     let mut base: Option<u64> = if wait_for_host { None } else { Some(0) };
-    let mut next_action = 0;
     let mut out: std::collections::VecDeque<(u64, Vec<u8>)> = Default::default();
     let mut buf = [0u8; 512];
     while !stop.load(Ordering::Relaxed) {
@@ -271,7 +342,7 @@ fn run_loop(
             match master.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    board.receive_host(now, &buf[..n]);
+                    line.bus.receive_host(now, &buf[..n]);
                     base.get_or_insert(now);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -282,21 +353,13 @@ fn run_loop(
             }
         }
         if let Some(b) = base {
-            while let Some(a) = actions.get(next_action) {
-                if b + a.t_ms > now {
-                    break;
-                }
-                board
-                    .apply(now, a.action)
-                    .expect("the hand model produced a physically impossible action");
-                next_action += 1;
-            }
-            if next_action == actions.len() {
+            line.act(b, now);
+            if line.all_played() {
                 done.store(true, Ordering::Relaxed);
             }
         }
-        board.advance(now);
-        out.extend(board.take_output());
+        line.bus.advance(now);
+        out.extend(line.bus.take_output());
         while let Some((t, bytes)) = out.front_mut() {
             if *t > now {
                 break;
@@ -324,10 +387,7 @@ fn run_loop(
             }
         }
         // Sleep until the next thing to do, but poll the host at least every 5 ms.
-        let mut wake = board.next_event_at();
-        if let (Some(b), Some(a)) = (base, actions.get(next_action)) {
-            wake = wake.min(b + a.t_ms);
-        }
+        let mut wake = line.next_due(base);
         if let Some((t, _)) = out.front() {
             wake = wake.min(*t);
         }

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions};
-use eboard_protocols::dgt::{Decoder, Frame, Message, Mode};
+use eboard_bridge::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
+use eboard_protocols::dgt::{bus_checksum, BusReply, Decoder, Frame, Message, Mode};
 use eboard_protocols::Picture;
 use shakmaty::Position;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -106,4 +106,87 @@ fn clear_errors_for_missing_files_and_games() {
     assert!(err.to_string().contains("/nonexistent/x.pgn"), "{err}");
     let err = load_game(&game_file(), 5).unwrap_err();
     assert!(err.to_string().contains("--game 1..=1"), "{err}");
+}
+
+fn bus_frame(kind: u8, address: u16) -> Vec<u8> {
+    let mut f = vec![kind, ((address >> 7) & 0x7f) as u8, (address & 0x7f) as u8];
+    f.push(bus_checksum(&f));
+    f
+}
+
+/// Reads bus replies for `ms` milliseconds.
+async fn bus_replies(
+    port: &mut tokio_serial::SerialStream,
+    d: &mut Decoder,
+    ms: u64,
+) -> Vec<(u16, BusReply)> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    let until = Instant::now() + Duration::from_millis(ms);
+    while Instant::now() < until {
+        if let Ok(r) = tokio::time::timeout(Duration::from_millis(50), port.read(&mut buf)).await {
+            d.push(&buf[..r.unwrap()]);
+        }
+        while let Some(f) = d.next() {
+            match f.unwrap() {
+                Frame::Bus(m) => got.push((m.address, m.reply)),
+                other => panic!("single-board frame on the bus: {other:?}"),
+            }
+        }
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_boards_share_one_line_in_bus_mode() {
+    let game = load_game(&game_file(), 1).unwrap();
+    let opts = EmulateOptions {
+        seed: 11,
+        speed: 1000.0,
+        hand_speed: 3.0,
+        start_after_host: Some(300),
+        ..EmulateOptions::default()
+    };
+    let games = vec![game.clone(), game.clone(), game.clone()];
+    let handle = serve_bus_pty(&games, &opts).unwrap();
+    let mut port = tokio_serial::new(handle.path().to_string_lossy(), 9600)
+        .open_native_async()
+        .unwrap();
+    let mut d = Decoder::new(Mode::Bus);
+
+    // Discovery: every board answers an address-0 ping within 1100 ms.
+    port.write_all(&bus_frame(0x87, 0)).await.unwrap();
+    let mut pings: Vec<u16> = bus_replies(&mut port, &mut d, 1_500)
+        .await
+        .into_iter()
+        .map(|(a, r)| {
+            assert_eq!(r, BusReply::Ping);
+            a
+        })
+        .collect();
+    pings.sort();
+    assert_eq!(pings, [1025, 1026, 1027]);
+
+    // Wait for the games to end, then ask each board for its board.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !handle.game_over() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(handle.game_over());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let want = Picture::from_board(game.final_position().board());
+    for address in [1025u16, 1026, 1027] {
+        port.write_all(&bus_frame(0x82, address)).await.unwrap();
+        let got = bus_replies(&mut port, &mut d, 300).await;
+        assert_eq!(got.len(), 1, "only board {address} answers");
+        assert_eq!(got[0].0, address);
+        assert_eq!(got[0].1, BusReply::BoardDump(want.clone()));
+    }
+    // A wrong checksum gets no answer at all.
+    let mut bad = bus_frame(0x82, 1025);
+    bad[3] ^= 0x01;
+    port.write_all(&bad).await.unwrap();
+    assert!(bus_replies(&mut port, &mut d, 300).await.is_empty());
+    drop(port);
+    handle.stop().unwrap();
 }
