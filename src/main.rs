@@ -35,6 +35,21 @@ enum Command {
         /// Create a symlink to the pseudo-terminal at PATH.
         #[arg(long, value_name = "PATH")]
         link: Option<PathBuf>,
+        /// Which game of the file to play, from 1.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        game: usize,
+        /// Divide thinking time by X (10 = ten times faster than real players).
+        #[arg(long, value_name = "X", default_value_t = 1.0)]
+        speed: f64,
+        /// Seed of the hands and the sensors (same seed, same byte stream).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// White sits at the far side from the board's connector.
+        #[arg(long)]
+        rotated: bool,
+        /// White's clock is on the right.
+        #[arg(long)]
+        clock_right: bool,
     },
     /// Virtual boards playing real games through the whole pipeline.
     Demo,
@@ -46,7 +61,23 @@ fn main() -> ExitCode {
         Command::Replay { events, captures } => {
             eboard_bridge::replay::run_cli(events.as_deref(), &captures)
         }
-        Command::Emulate { pgn, link } => eboard_bridge::emulate::run_cli(&pgn, link.as_deref()),
+        Command::Emulate {
+            pgn,
+            link,
+            game,
+            speed,
+            seed,
+            rotated,
+            clock_right,
+        } => eboard_bridge::emulate::run_cli(&eboard_bridge::emulate::EmulateArgs {
+            pgn,
+            link,
+            game,
+            speed,
+            seed,
+            rotated,
+            clock_right,
+        }),
         Command::Demo => eboard_bridge::demo::run_cli(),
     };
     match result {

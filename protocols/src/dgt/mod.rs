@@ -13,6 +13,8 @@ mod decode;
 mod encode;
 mod host;
 mod types;
+pub mod virtual_board;
+pub mod virtual_clock;
 
 pub use decode::{DecodeError, Decoder, Frame, Mode, BUFFER_CAP};
 pub use encode::{bus_checksum, bus_id, MAX_MESSAGE_LEN};
