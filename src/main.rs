@@ -52,7 +52,20 @@ enum Command {
         clock_right: bool,
     },
     /// Virtual boards playing real games through the whole pipeline.
-    Demo,
+    Demo {
+        /// Number of virtual boards.
+        #[arg(long, default_value_t = 8)]
+        boards: usize,
+        /// Thinking time is divided by this (hands still move at human speed).
+        #[arg(long, default_value_t = 30.0)]
+        speed: f64,
+        /// Seed of the hand model, for a reproducible run.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Stop after this many seconds even if games are still running.
+        #[arg(long, value_name = "SECONDS")]
+        max_seconds: Option<u64>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -78,7 +91,17 @@ fn main() -> ExitCode {
             rotated,
             clock_right,
         }),
-        Command::Demo => eboard_bridge::demo::run_cli(),
+        Command::Demo {
+            boards,
+            speed,
+            seed,
+            max_seconds,
+        } => eboard_bridge::demo::run_cli(&eboard_bridge::demo::DemoOptions {
+            boards,
+            speed,
+            seed,
+            max_duration: max_seconds.map(std::time::Duration::from_secs),
+        }),
     };
     match result {
         Ok(code) => code,
