@@ -516,6 +516,16 @@ impl Tracker {
         let Some((j, sols)) = found else {
             return Resolution::Unexplained;
         };
+        // Several plies at once that lead back to a position the game already had
+        // are a takeback, not moves played backwards: in play every ply shows as its
+        // own picture, while a hand putting pieces back jumps over them
+        // (Nf3 Nc6 undone reads as "Ng1 Nb8" otherwise).
+        if sols[0].len() >= 2 {
+            let n = game.history.len() - 1;
+            if game.history[..n].iter().any(|p| p.board() == board) {
+                return Resolution::Unexplained;
+            }
+        }
         if sols.len() > 1 {
             if self.ambiguous_alerted.as_ref() != Some(&sols) {
                 let base = game.pos_at(j).clone();
@@ -658,7 +668,7 @@ impl Tracker {
     fn try_reorient(&mut self, raw: &Picture, out: &mut Vec<TrackerEvent>) -> bool {
         let game = self.game.as_ref().expect("playing");
         let tip = game.tip().board();
-        if raw.occupied().count() != tip.occupied().count() as usize {
+        if raw.occupied().count() != tip.occupied().count() {
             return false;
         }
         for o in Orientation::ALL {
@@ -988,7 +998,7 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
     let pawn_on_last =
         (board.pawns() & board.by_color(mover) & shakmaty::Bitboard::from_rank(last_rank)).any();
     let to_tip = search::diff(tip.board(), board);
-    // The nearest legal move: when the picture is one or two squares from it, the
+    // The nearest legal move: when the picture is one square from it, the
     // move was made but not finished (a captured piece left on the board, 4.7).
     let nearest = tip
         .legal_moves()
@@ -1000,7 +1010,7 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
         })
         .min_by_key(|(d, _)| d.count());
     if let Some((d, m)) = nearest {
-        if d.count() <= 2 && d.count() < to_tip.count() && !pawn_on_last {
+        if d.count() == 1 && d.count() < to_tip.count() && !pawn_on_last {
             let san = SanPlus::from_move(tip.clone(), m).to_string();
             let squares: Vec<Square> = d.into_iter().collect();
             return TrackerEvent::Alert(Alert {
