@@ -175,6 +175,11 @@ pub struct Tracker {
     wrong_start: Option<(Picture, Millis, Vec<Square>)>,
     wrong_start_alerted: Option<Picture>,
     ambiguous_alerted: Option<Vec<Vec<Move>>>,
+    /// What each square showed since the last explained picture.
+    seen: search::Seen,
+    /// The link was down since the last explained picture: changes were missed,
+    /// so bursts cannot be checked against what the squares showed.
+    gap: bool,
 
     clock_seen: bool,
     last_reading: Option<ClockReading>,
@@ -204,6 +209,8 @@ impl Tracker {
             wrong_start: None,
             wrong_start_alerted: None,
             ambiguous_alerted: None,
+            seen: search::Seen::default(),
+            gap: false,
             clock_seen: false,
             last_reading: None,
             white_side: None,
@@ -237,6 +244,7 @@ impl Tracker {
     pub fn connection(&mut self, t_ms: Millis, online: bool, out: &mut Vec<TrackerEvent>) {
         if online {
             self.online = true;
+            self.gap = true;
             // Time spent offline proves nothing about stillness.
             self.last_change_t = self.last_change_t.max(t_ms);
         } else {
@@ -271,10 +279,11 @@ impl Tracker {
             .game
             .as_ref()
             .is_some_and(|g| g.ply() == 0 && g.pending.is_empty());
-        // Article 6.6: at the start the arbiter starts White's clock.
+        // Article 6.6: at the start the arbiter starts the clock of the side to move
+        // (White's, unless the operator set a position with Black to move).
         if ply0_idle && self.white_side.is_none() && reading.running {
-            if let Some(side) = reading.lever_high {
-                self.white_side = Some(side);
+            if let (Some(side), Some(game)) = (reading.lever_high, self.game.as_ref()) {
+                self.white_side = Some(color_side(side, game.verified().turn()));
                 self.turn_started_t = Some(t_ms);
             }
         }
@@ -408,13 +417,18 @@ impl Tracker {
         self.press = None;
         self.ambiguous_alerted = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
+        if let Some(b) = &self.last_board {
+            self.seen.reset(b);
+        }
+        self.gap = false;
         self.last_change_t = t;
         // A new game may be played with the players on other sides of the clock.
         self.white_side = None;
         self.turn_started_t = None;
         if let Some(r) = self.last_reading {
             if r.running {
-                self.white_side = r.lever_high;
+                let to_move = self.game.as_ref().expect("just set").verified().turn();
+                self.white_side = r.lever_high.map(|s| color_side(s, to_move));
                 self.turn_started_t = Some(t);
             }
         }
@@ -447,11 +461,20 @@ impl Tracker {
         }
         let board = norm.to_board();
         self.last_board = board.clone();
+        if let Some(b) = &board {
+            self.seen.add(b);
+        }
         let resolution = match &board {
             Some(b) => self.resolve(b, out),
             None => Resolution::Unexplained,
         };
         self.resolution = resolution;
+        if resolution == Resolution::Explained {
+            if let Some(b) = &board {
+                self.seen.reset(b);
+            }
+            self.gap = false;
+        }
         if resolution != Resolution::Unexplained {
             self.unexplained_since = None;
             self.unexplained_alerted = false;
@@ -504,7 +527,8 @@ impl Tracker {
                             Vec::new()
                         }
                     } else {
-                        search::sequences(base, board, depth, 6)
+                        let seen = (!self.gap).then_some(&self.seen);
+                        search::sequences(base, board, depth, 6, seen)
                     };
                     if !sols.is_empty() {
                         found = Some((j, sols));
@@ -718,7 +742,8 @@ impl Tracker {
             // A press with nothing on the board to complete: the start (Black starting
             // White's clock, 6.6) or a late press (6.2.2). Nothing to verify.
             if game.ply() == 0 && self.white_side.is_none() {
-                self.white_side = Some(side.other());
+                // The side not to move starts the opponent's clock.
+                self.white_side = Some(color_side(side, !game.verified().turn()));
             }
             return;
         }

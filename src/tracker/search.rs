@@ -7,8 +7,47 @@
 //! one enemy piece. Deeper than one ply, a move is only tried if it leaves or enters a
 //! square that still differs from the target: a piece that moves away and comes back
 //! inside one burst is not worth the cost (and would be a guess anyway).
+//!
+//! While the board is online every square change is reported, so a piece that a
+//! burst puts on a square on the way (the knight of `Nxe5 dxe5` on e5) must have been
+//! seen there. [`Seen`] records what each square showed since the last explained
+//! picture; without that rule a piece lifted off the board reads as "captured by a
+//! piece that came and went" in three or four plies.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position};
+
+/// Which pieces each square has shown (one bit per colour and role).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen([u16; 64]);
+
+impl Default for Seen {
+    fn default() -> Self {
+        Seen([0; 64])
+    }
+}
+
+impl Seen {
+    fn bit(p: Piece) -> u16 {
+        1 << (usize::from(p.color == Color::White) * 6 + usize::from(p.role as u8) - 1)
+    }
+
+    /// Forget everything but what `board` shows.
+    pub fn reset(&mut self, board: &Board) {
+        self.0 = [0; 64];
+        self.add(board);
+    }
+
+    /// Records what `board` shows.
+    pub fn add(&mut self, board: &Board) {
+        for (sq, p) in board {
+            self.0[usize::from(sq)] |= Seen::bit(p);
+        }
+    }
+
+    fn has(&self, sq: shakmaty::Square, p: Piece) -> bool {
+        self.0[usize::from(sq)] & Seen::bit(p) != 0
+    }
+}
 
 /// Squares whose content differs between two boards.
 pub fn diff(a: &Board, b: &Board) -> Bitboard {
@@ -35,11 +74,32 @@ pub fn touched(m: Move) -> Bitboard {
 
 /// All sequences of exactly `depth` legal plies from `pos` reaching `target`,
 /// at most `limit` of them.
-pub fn sequences(pos: &Chess, target: &Board, depth: usize, limit: usize) -> Vec<Vec<Move>> {
+/// With `seen`, every piece a sequence puts down before its last ply must have
+/// been seen on that square.
+pub fn sequences(
+    pos: &Chess,
+    target: &Board,
+    depth: usize,
+    limit: usize,
+    seen: Option<&Seen>,
+) -> Vec<Vec<Move>> {
     let mut out = Vec::new();
     let mut path = Vec::with_capacity(depth);
-    dfs(pos, target, depth, limit, &mut path, &mut out);
+    let mut ctx = Ctx {
+        target,
+        limit,
+        seen,
+        out: &mut out,
+    };
+    dfs(&mut ctx, pos, depth, &mut path);
     out
+}
+
+struct Ctx<'a> {
+    target: &'a Board,
+    limit: usize,
+    seen: Option<&'a Seen>,
+    out: &'a mut Vec<Vec<Move>>,
 }
 
 fn plausible(pos: &Chess, target: &Board, left: usize, d: Bitboard) -> bool {
@@ -62,35 +122,39 @@ fn plausible(pos: &Chess, target: &Board, left: usize, d: Bitboard) -> bool {
     true
 }
 
-fn dfs(
-    pos: &Chess,
-    target: &Board,
-    left: usize,
-    limit: usize,
-    path: &mut Vec<Move>,
-    out: &mut Vec<Vec<Move>>,
-) {
-    let d = diff(pos.board(), target);
+fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
+    let d = diff(pos.board(), ctx.target);
     if left == 0 {
         if d.is_empty() {
-            out.push(path.clone());
+            ctx.out.push(path.clone());
         }
         return;
     }
-    if !plausible(pos, target, left, d) {
+    if !plausible(pos, ctx.target, left, d) {
         return;
     }
     for m in pos.legal_moves() {
-        if out.len() >= limit {
+        if ctx.out.len() >= ctx.limit {
             return;
         }
-        if (touched(m) & d).is_empty() {
+        let touched = touched(m);
+        if (touched & d).is_empty() {
             continue;
         }
         let mut next = pos.clone();
         next.play_unchecked(m);
+        if left > 1 {
+            if let Some(seen) = ctx.seen {
+                let unseen = touched
+                    .into_iter()
+                    .any(|sq| next.board().piece_at(sq).is_some_and(|p| !seen.has(sq, p)));
+                if unseen {
+                    continue;
+                }
+            }
+        }
         path.push(m);
-        dfs(&next, target, left - 1, limit, path, out);
+        dfs(ctx, &next, left - 1, path);
         path.pop();
     }
 }
@@ -117,13 +181,13 @@ mod tests {
     fn finds_single_and_double_plies_and_rejects_transients() {
         let start = Chess::default();
         let one = after(&["e2e4"]);
-        assert_eq!(sequences(&start, one.board(), 1, 4).len(), 1);
+        assert_eq!(sequences(&start, one.board(), 1, 4, None).len(), 1);
         let two = after(&["e2e4", "e7e5"]);
-        assert_eq!(sequences(&start, two.board(), 2, 4).len(), 1);
+        assert_eq!(sequences(&start, two.board(), 2, 4, None).len(), 1);
         let mut lifted = start.board().clone();
         lifted.discard_piece_at(shakmaty::Square::E2);
         for depth in 1..=4 {
-            assert!(sequences(&start, &lifted, depth, 4).is_empty());
+            assert!(sequences(&start, &lifted, depth, 4, None).is_empty());
         }
         let fen = Fen::from_position(&two, EnPassantMode::Legal);
         assert!(fen.into_position::<Chess>(CastlingMode::Standard).is_ok());
@@ -133,6 +197,39 @@ mod tests {
     fn transpositions_are_all_reported() {
         let start = Chess::default();
         let three = after(&["g1f3", "g8f6", "b1c3"]);
-        assert_eq!(sequences(&start, three.board(), 3, 8).len(), 2);
+        assert_eq!(sequences(&start, three.board(), 3, 8, None).len(), 2);
+    }
+
+    #[test]
+    fn unseen_intermediate_pieces_rule_out_a_burst() {
+        // Nf3xe5 d6xe5: the knight must have been seen on e5.
+        let pos = "r1bqkbnr/ppp2ppp/2np4/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 0 4"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position::<Chess>(CastlingMode::Standard)
+            .unwrap();
+        let mut after = pos.clone();
+        for u in ["f3e5", "d6e5"] {
+            let m = u
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&after)
+                .unwrap();
+            after.play_unchecked(m);
+        }
+        let mut seen = Seen::default();
+        seen.reset(pos.board());
+        seen.add(after.board());
+        assert!(sequences(&pos, after.board(), 2, 4, Some(&seen)).is_empty());
+        let mut mid = pos.clone();
+        mid.play_unchecked(
+            "f3e5"
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap(),
+        );
+        seen.add(mid.board());
+        assert_eq!(sequences(&pos, after.board(), 2, 4, Some(&seen)).len(), 1);
     }
 }

@@ -4,6 +4,9 @@
 
 #![allow(dead_code)]
 
+pub mod games;
+pub mod hand;
+
 use eboard_bridge::events::{Alert, GameEvent, Millis, MoveEvent, Severity, TrackerEvent};
 use eboard_bridge::tracker::{Tracker, TrackerConfig};
 use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture, Sensed, SideTime};
