@@ -152,7 +152,7 @@ impl Hand {
             }
             Move::EnPassant { from, to } => {
                 let captured = Square::from_coords(to.file(), from.rank());
-                if variant % 2 == 0 {
+                if variant.is_multiple_of(2) {
                     self.set(captured, Sensed::Empty);
                     self.set(from, Sensed::Empty);
                     self.set(to, put(Role::Pawn));
