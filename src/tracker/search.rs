@@ -104,9 +104,10 @@ struct Ctx<'a> {
 
 fn plausible(pos: &Chess, target: &Board, left: usize, d: Bitboard) -> bool {
     let n = d.count();
-    if n > 4 * left || (left == 1 && n < 2) || (left == 2 && n < 3) {
+    if n > 4 * left || (left <= 2 && n < 2) {
         return false;
     }
+    // (Two plies change at least two squares: `Nxe5 dxe5` leaves e5 as it was.)
     // Captures: each side loses at most one piece per enemy ply, and never gains one
     // (promotion changes a piece's role, not the count).
     let to_move = pos.turn();
