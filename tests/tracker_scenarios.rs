@@ -538,17 +538,21 @@ fn s36_knocked_piece_put_back_in_time() {
 fn s37_knocked_piece_restored_to_the_wrong_square() {
     let mut sc = Script::standard();
     sc.play("e2e4", W);
-    // Black's a7 pawn is knocked and put back on a6 next to... the wrong square for
-    // the position; the picture stays unexplained.
+    // Black's h8 rook is knocked over and put back on h6; nobody notices.
     sc.lift("h8").place("h6", 'r').wait(6_000);
     let a = sc.alerts();
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].kind, "displaced_pieces");
     assert_eq!(a[0].squares, s(&["h6", "h8"]));
     assert_eq!(sc.sans(), s(&["e4"]), "nothing wrong published");
-    // Restored: the game goes on.
-    sc.lift("h6").place("h8", 'r').play("e7e5", B);
-    assert_eq!(sc.sans(), s(&["e4", "e5"]));
+    // The game goes on around it, read against the last good position.
+    sc.play("e7e5", B).play("g1f3", W);
+    assert_eq!(sc.sans(), s(&["e4", "e5", "Nf3"]));
+    // Restored later: nothing changes, and play continues.
+    sc.lift("h6").place("h8", 'r').play("b8c6", B);
+    assert_eq!(sc.sans(), s(&["e4", "e5", "Nf3", "Nc6"]));
+    assert_eq!(sc.alerts().len(), 1);
+    assert!(sc.retractions().is_empty());
 }
 
 #[test]

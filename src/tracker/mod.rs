@@ -175,6 +175,9 @@ pub struct Tracker {
     wrong_start: Option<(Picture, Millis, Vec<Square>)>,
     wrong_start_alerted: Option<Picture>,
     ambiguous_alerted: Option<Vec<Vec<Move>>>,
+    /// Squares reported displaced (Article 7.4) and what they showed then: while they
+    /// still show that, moves elsewhere are matched as if they were in place.
+    displaced: Option<(shakmaty::Bitboard, Board)>,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
     /// The link was down since the last explained picture: changes were missed,
@@ -209,6 +212,7 @@ impl Tracker {
             wrong_start: None,
             wrong_start_alerted: None,
             ambiguous_alerted: None,
+            displaced: None,
             seen: search::Seen::default(),
             gap: false,
             clock_seen: false,
@@ -416,6 +420,7 @@ impl Tracker {
         self.takeback = None;
         self.press = None;
         self.ambiguous_alerted = None;
+        self.displaced = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         if let Some(b) = &self.last_board {
             self.seen.reset(b);
@@ -464,10 +469,30 @@ impl Tracker {
         if let Some(b) = &board {
             self.seen.add(b);
         }
-        let resolution = match &board {
+        let mut resolution = match &board {
             Some(b) => self.resolve(b, out),
             None => Resolution::Unexplained,
         };
+        if resolution == Resolution::Explained {
+            // The board shows the game exactly: any displaced piece is back.
+            self.displaced = None;
+        } else if let (Some(b), Some((mask, snapshot))) = (&board, &self.displaced) {
+            // Play went on around a displaced piece (7.4): read the move relative to
+            // the last good position, as if the displaced squares were in order.
+            let tip = self.game.as_ref().expect("playing").tip().board().clone();
+            let mut corrected = b.clone();
+            for sq in *mask {
+                if b.piece_at(sq) == snapshot.piece_at(sq) {
+                    match tip.piece_at(sq) {
+                        Some(p) => corrected.set_piece_at(sq, p),
+                        None => corrected.discard_piece_at(sq),
+                    }
+                }
+            }
+            if &corrected != b {
+                resolution = self.resolve(&corrected, out);
+            }
+        }
         self.resolution = resolution;
         if resolution == Resolution::Explained {
             if let Some(b) = &board {
@@ -849,6 +874,10 @@ impl Tracker {
                                 .unwrap_or_default(),
                         };
                         let squares: Vec<Square> = tip.diff(&shown).into_iter().collect();
+                        if let Some(b) = &board {
+                            let mask = search::diff(game.tip().board(), b);
+                            self.displaced = Some((mask, b.clone()));
+                        }
                         out.push(TrackerEvent::Alert(Alert {
                             kind: "displaced_pieces".into(),
                             article: "7.4".into(),

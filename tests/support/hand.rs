@@ -2,7 +2,8 @@
 //! feeds the tracker, varying the order of the hand's actions from ply to ply:
 //! captures (captured piece first, capturer first, swept on), castling (king first,
 //! rook first, both in the air), en passant (captured pawn first or last),
-//! promotion (new piece put straight down, or the pawn pushed and swapped), and
+//! promotion (new piece put straight down, or the pawn pushed and swapped), slides
+//! over the squares on the way (with pauses on legal squares), and
 //! now and then a forgotten press completed late (Article 6.2.2). Shared by the
 //! games test and the tracker benchmark (`#[path]`-included there).
 
@@ -142,6 +143,25 @@ impl Hand {
                         self.set(from, Sensed::Empty);
                         self.set(to, put(Role::Pawn));
                         self.set(to, Sensed::Empty);
+                        self.set(to, landing);
+                    }
+                    (false, false, _)
+                        if variant % 4 == 2
+                            && matches!(role, Role::Rook | Role::Bishop | Role::Queen) =>
+                    {
+                        // Slid over the squares on the way, sometimes pausing on
+                        // one where the move would be legal too.
+                        self.set(from, Sensed::Empty);
+                        let mut path: Vec<Square> =
+                            shakmaty::attacks::between(from, to).into_iter().collect();
+                        path.sort_by_key(|sq| sq.distance(from));
+                        for (k, sq) in path.into_iter().enumerate() {
+                            self.set(sq, landing);
+                            if k == 0 && variant % 8 == 2 {
+                                self.wait(700);
+                            }
+                            self.set(sq, Sensed::Empty);
+                        }
                         self.set(to, landing);
                     }
                     (false, _, _) => {
