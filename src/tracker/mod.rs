@@ -51,6 +51,10 @@ pub struct TrackerConfig {
     /// After a clock press, the picture may stay unexplained this long (the hand
     /// finishing the move) before an illegal move is reported.
     pub illegal_alert_ms: Millis,
+    /// After a press, the line may still change this long (the board reports squares
+    /// up to a scan late); the move is verified once the picture has been still
+    /// this long after the press.
+    pub press_settle_ms: Millis,
     /// A picture no legal play explains is reported as displaced pieces after this long.
     pub displaced_alert_ms: Millis,
     /// Most plies searched for between two pictures (bursts, §4.9).
@@ -65,6 +69,7 @@ impl Default for TrackerConfig {
             start_hold_ms: 600,
             takeback_hold_ms: 1_200,
             illegal_alert_ms: 1_500,
+            press_settle_ms: 400,
             displaced_alert_ms: 5_000,
             max_burst_plies: 4,
         }
@@ -470,7 +475,7 @@ impl Tracker {
             self.seen.add(b);
         }
         let mut resolution = match &board {
-            Some(b) => self.resolve(b, out),
+            Some(b) => self.resolve(t, b, out),
             None => Resolution::Unexplained,
         };
         if resolution == Resolution::Explained {
@@ -490,7 +495,7 @@ impl Tracker {
                 }
             }
             if &corrected != b {
-                resolution = self.resolve(&corrected, out);
+                resolution = self.resolve(t, &corrected, out);
             }
         }
         self.resolution = resolution;
@@ -533,10 +538,13 @@ impl Tracker {
     }
 
     /// Matches a picture's board against the current line; updates the line.
-    fn resolve(&mut self, board: &Board, out: &mut Vec<TrackerEvent>) -> Resolution {
+    fn resolve(&mut self, t: Millis, board: &Board, out: &mut Vec<TrackerEvent>) -> Resolution {
         let game = self.game.as_mut().expect("playing");
         if game.tip().board() == board {
             self.ambiguous_alerted = None;
+            // A press may have waited for this picture (a flicker ended).
+            self.resolution = Resolution::Explained;
+            self.settle(t, out);
             return Resolution::Explained;
         }
         let max = self.config.max_burst_plies.max(1);
@@ -624,39 +632,70 @@ impl Tracker {
             // The line was undone on the board: a press made for it is void.
             self.press = None;
         }
-        self.settle(out);
+        self.resolution = Resolution::Explained;
+        self.settle(t, out);
         Resolution::Explained
     }
 
-    /// Verifies what the line proves: every move followed by a later one, and the
-    /// move a press in transit was made for.
-    fn settle(&mut self, out: &mut Vec<TrackerEvent>) {
-        while self.game.as_ref().is_some_and(|g| g.pending.len() >= 2) {
-            self.verify_first(None, out);
-            if self.phase != Phase::Playing {
-                return;
-            }
-        }
-        let Some(press) = self.press.clone() else {
-            return;
-        };
-        let Some(game) = self.game.as_ref() else {
-            return;
-        };
-        if game.pending.is_empty() {
-            return;
-        }
-        let mover = game.verified().turn();
-        let presser = match self.white_side {
-            Some(w) => side_color(press.side, w),
+    /// The colour of the player who pressed on `side`; with no mapping yet, the
+    /// press is taken as the mover's and maps the clock (6.6: the display that
+    /// stops when a player completes a move is his).
+    fn presser(&mut self, side: ClockSide, mover: Color) -> Color {
+        match self.white_side {
+            Some(w) => side_color(side, w),
             None => {
-                self.white_side = Some(color_side(press.side, mover));
+                self.white_side = Some(color_side(side, mover));
                 mover
             }
-        };
-        if presser == mover {
-            self.press = None;
-            self.verify_first(Some(&press), out);
+        }
+    }
+
+    /// Verifies what is proven: every move followed by a later one (6.2.1), and the
+    /// first move once its mover's press has settled. The board reports squares up
+    /// to a scan (~250 ms) late, so a press can come before the last square of its
+    /// move (the queen's last slide step, the rook of a castling): the line may still
+    /// change for `press_settle_ms` after the press.
+    fn settle(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        while self.phase == Phase::Playing {
+            let Some(game) = self.game.as_ref() else {
+                return;
+            };
+            let Some(_) = game.pending.first() else {
+                // Nothing on the board to complete: a press with no move made is
+                // forgotten once the hand has had time to show one.
+                if let Some(p) = &self.press {
+                    if self.resolution == Resolution::Explained
+                        && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
+                    {
+                        self.press = None;
+                    }
+                }
+                return;
+            };
+            let n = game.pending.len();
+            let mover = game.verified().turn();
+            let press_side = self.press.as_ref().map(|p| p.side);
+            let for_mover = match press_side {
+                Some(side) => self.presser(side, mover) == mover,
+                None => false,
+            };
+            if press_side.is_some() && !for_mover {
+                // A late press by the previous mover (6.2.2): it completes nothing new.
+                self.press = None;
+            }
+            if n >= 2 {
+                let press = if for_mover { self.press.take() } else { None };
+                self.verify_first(press.as_ref(), out);
+                continue;
+            }
+            if for_mover && self.resolution == Resolution::Explained {
+                let p = self.press.as_ref().expect("checked");
+                if t >= p.t.max(self.last_change_t) + self.config.press_settle_ms {
+                    let press = self.press.take();
+                    self.verify_first(press.as_ref(), out);
+                }
+            }
+            return;
         }
     }
 
@@ -758,31 +797,16 @@ impl Tracker {
         };
         self.turn_started_t = Some(t);
         let game = self.game.as_ref().expect("playing");
-        let explained = self.resolution == Resolution::Explained;
-        if !explained {
-            self.press = Some(press);
-            return;
+        if game.ply() == 0
+            && game.pending.is_empty()
+            && self.white_side.is_none()
+            && self.resolution == Resolution::Explained
+        {
+            // The side not to move starts the opponent's clock (6.6).
+            self.white_side = Some(color_side(side, !game.verified().turn()));
         }
-        if game.pending.is_empty() {
-            // A press with nothing on the board to complete: the start (Black starting
-            // White's clock, 6.6) or a late press (6.2.2). Nothing to verify.
-            if game.ply() == 0 && self.white_side.is_none() {
-                // The side not to move starts the opponent's clock.
-                self.white_side = Some(color_side(side, !game.verified().turn()));
-            }
-            return;
-        }
-        let mover = game.verified().turn();
-        let presser = match self.white_side {
-            Some(w) => side_color(side, w),
-            None => {
-                self.white_side = Some(color_side(side, mover));
-                mover
-            }
-        };
-        if presser == mover {
-            self.verify_first(Some(&press), out);
-        }
+        self.press = Some(press);
+        self.settle(t, out);
     }
 
     // ----- timers ---------------------------------------------------------------
@@ -826,6 +850,10 @@ impl Tracker {
         let still = t.saturating_sub(self.last_change_t);
         match self.resolution {
             Resolution::Explained => {
+                self.settle(t, out);
+                if self.phase != Phase::Playing {
+                    return;
+                }
                 let game = self.game.as_ref().expect("playing");
                 if game.pending.is_empty() || still < self.config.clockless_hold_ms {
                     return;

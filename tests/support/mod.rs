@@ -227,8 +227,25 @@ impl Script {
         self
     }
 
-    /// The player of colour `c` presses his button.
+    /// The player of colour `c` presses his button; nothing else happens on the
+    /// board for half a second (the tracker lets a press settle, see
+    /// `press_settle_ms`).
     pub fn press(&mut self, c: Color) -> &mut Self {
+        self.press_only(c);
+        self.wait(500)
+    }
+
+    /// The arbiter sets the clock running for `c` (after restoring a position).
+    pub fn arbiter_runs_clock_for(&mut self, c: Color) -> &mut Self {
+        self.t += 150;
+        self.send_clock();
+        self.clock.lever_high = Some(self.side_of(c));
+        self.send_clock();
+        self
+    }
+
+    /// The press alone: the hand may go on at once.
+    pub fn press_only(&mut self, c: Color) -> &mut Self {
         self.t += 150;
         self.send_clock();
         self.clock.lever_high = Some(self.side_of(c).other());
