@@ -700,6 +700,49 @@ fn s45_rollback_to_start_is_not_a_new_game() {
     assert_eq!(sc.game_starts().len(), 1);
 }
 
+#[test]
+fn s45b_reset_with_the_clock_stopped_starts_the_next_game() {
+    // A game ended by resignation: nothing on the board says so, the clock is
+    // stopped, and the pieces go back to the start for the next game.
+    let mut sc = Script::standard();
+    sc.play("e2e4", W).play("e7e5", B);
+    sc.t += 100;
+    sc.clock.running = false;
+    let r = sc.clock;
+    let mut out = Vec::new();
+    sc.tracker.clock(sc.t, &r, &mut out);
+    show(&mut sc, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.wait(1_500);
+    assert!(
+        sc.retractions().is_empty(),
+        "the finished game is not withdrawn"
+    );
+    assert_eq!(sc.alert_kinds(), s(&["game_ended_without_result"]));
+    assert_eq!(sc.game_starts().len(), 2);
+    assert_eq!(sc.tracker.ply(), 0);
+}
+
+#[test]
+fn s45c_next_round_chess960_start_after_an_unfinished_game() {
+    let mut sc = Script::standard();
+    sc.play("e2e4", W).play("e7e5", B);
+    sc.t += 100;
+    sc.clock.running = false;
+    let r = sc.clock;
+    let mut out = Vec::new();
+    sc.tracker.clock(sc.t, &r, &mut out);
+    show(&mut sc, "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR");
+    sc.wait(1_500);
+    assert_eq!(sc.alert_kinds(), s(&["game_ended_without_result"]));
+    assert!(matches!(
+        sc.game_starts()[1],
+        GameEvent::GameStart {
+            chess960: Some(0),
+            ..
+        }
+    ));
+}
+
 // ----- 4.8 setup, orientation, start and end ----------------------------------
 
 #[test]

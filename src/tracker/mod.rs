@@ -360,6 +360,13 @@ impl Tracker {
     // ----- start of game -------------------------------------------------------
 
     fn detect_start(&self, raw: &Picture) -> Option<StartCandidate> {
+        let pieces = match &self.custom_start {
+            Some((pos, _)) => pos.board().occupied().count(),
+            None => 32,
+        };
+        if raw.occupied().count() != pieces {
+            return None;
+        }
         for o in Orientation::ALL {
             let Some(board) = o.apply(raw).to_board() else {
                 continue;
@@ -531,6 +538,16 @@ impl Tracker {
                 (Some(k), _) => Some((k, t)),
                 (None, _) => None,
             };
+            // Another start altogether (the next round's Chess960 start, ...).
+            self.start_candidate = match earlier {
+                None => self.detect_start(raw).map(|mut c| {
+                    c.since = t;
+                    c
+                }),
+                Some(_) => None,
+            };
+        } else {
+            self.start_candidate = None;
         }
         if self.unexplained_since.is_none() {
             self.unexplained_since = Some(t);
@@ -872,7 +889,16 @@ impl Tracker {
             Resolution::Unexplained => {
                 if let Some((k, since)) = self.takeback {
                     if t.saturating_sub(since) >= self.config.takeback_hold_ms {
-                        self.take_back(k, out);
+                        self.take_back(t, k, out);
+                        return;
+                    }
+                }
+                let clock_running =
+                    !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+                if let Some(cand) = &self.start_candidate {
+                    if !clock_running && t.saturating_sub(cand.since) >= self.config.start_hold_ms {
+                        let cand = self.start_candidate.take().expect("checked");
+                        self.restart(t, cand, out);
                         return;
                     }
                 }
@@ -922,7 +948,33 @@ impl Tracker {
         }
     }
 
-    fn take_back(&mut self, k: usize, out: &mut Vec<TrackerEvent>) {
+    /// A start picture held with the clock stopped in a game that never reached a
+    /// result on the board: it ended off the board, the next one begins.
+    fn restart(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
+        let plies = self.ply();
+        out.push(TrackerEvent::Alert(Alert {
+            kind: "game_ended_without_result".into(),
+            article: "5.1.2".into(),
+            severity: Severity::Warning,
+            squares: Vec::new(),
+            message: format!(
+                "The board was set up again with the clock stopped after {plies} plies: the previous game ended without a result on the board; enter its result. A new game starts."
+            ),
+        }));
+        self.begin_game(t, cand, out);
+    }
+
+    fn take_back(&mut self, t: Millis, k: usize, out: &mut Vec<TrackerEvent>) {
+        let clock_running = !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+        if k == 0 && !clock_running {
+            // Back to the start with the clock stopped: the players set up the next
+            // game after one that ended off the board (resignation, agreed draw).
+            // Withdrawing the finished game would be wrong; a silent new game too.
+            if let Some(cand) = self.last_raw.as_ref().and_then(|r| self.detect_start(r)) {
+                self.restart(t, cand, out);
+                return;
+            }
+        }
         let game = self.game.as_mut().expect("playing");
         let n = game.history.len() - 1;
         game.history.truncate(k + 1);
