@@ -3,10 +3,36 @@
 //! Pure and deterministic: time is an input (`t_ms` on every call), nothing here
 //! does I/O, and the same inputs always give the same events. The daemon, `replay`
 //! and the benchmarks all drive this one type.
+//!
+//! How a move is followed (Article 6.2, reconstruction.md §5):
+//! - The *picture sequence* decides which moves were made and in what order. Every
+//!   picture is matched against the positions reachable from the last verified
+//!   position through the current provisional line: first by keeping as much of the
+//!   line as the picture allows (so a reply extends it), then by replacing its tail
+//!   by a sibling (a slide that paused on a legal square, rook-first castling).
+//!   Pictures nothing explains are transients (a piece in the hand) and change nothing.
+//! - *Proof of completion* decides when a move is final: the mover's clock press,
+//!   the opponent's next move seen on the board (6.2.1), or on a board without a
+//!   clock a still picture held for `clockless_hold_ms`. Only then is a move
+//!   published, so a provisional move that is replaced never reaches the public.
+//! - Verified moves are withdrawn only when the board is put back to an earlier
+//!   position of the game and held there (takeback, arbiter correction).
 
-use eboard_protocols::{ClockReading, Picture};
+mod search;
+mod start;
 
-use crate::events::{Millis, TrackerEvent};
+use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture};
+use shakmaty::{
+    fen::Fen, san::SanPlus, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move,
+    Position, Role, Square,
+};
+use thiserror::Error;
+
+use crate::events::{
+    Alert, ColorName, GameEvent, GameResult, Millis, MoveEvent, Severity, TrackerEvent,
+};
+
+pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
 
 /// Settings a tracker is created with.
 #[derive(Clone, Debug)]
@@ -14,26 +40,192 @@ pub struct TrackerConfig {
     /// On a board with no clock, a move is verified after the picture has been still
     /// this long.
     pub clockless_hold_ms: Millis,
+    /// Treat the board as having no clock even if readings arrive.
+    pub no_clock: bool,
+    /// A start picture must be still this long before a game starts (pieces being
+    /// set up pass through nothing that is held).
+    pub start_hold_ms: Millis,
+    /// The board must show an earlier position of the game this long before the
+    /// moves after it are withdrawn.
+    pub takeback_hold_ms: Millis,
+    /// After a clock press, the picture may stay unexplained this long (the hand
+    /// finishing the move) before an illegal move is reported.
+    pub illegal_alert_ms: Millis,
+    /// After a press, the line may still change this long (the board reports squares
+    /// up to a scan late); the move is verified once the picture has been still
+    /// this long after the press.
+    pub press_settle_ms: Millis,
+    /// A picture no legal play explains is reported as displaced pieces after this long.
+    pub displaced_alert_ms: Millis,
+    /// Most plies searched for between two pictures (bursts, §4.9).
+    pub max_burst_plies: usize,
 }
 
 impl Default for TrackerConfig {
     fn default() -> Self {
         TrackerConfig {
             clockless_hold_ms: 2_000,
+            no_clock: false,
+            start_hold_ms: 600,
+            takeback_hold_ms: 1_200,
+            illegal_alert_ms: 1_500,
+            press_settle_ms: 400,
+            displaced_alert_ms: 5_000,
+            max_burst_plies: 4,
         }
     }
+}
+
+/// What can go wrong when configuring a tracker.
+#[derive(Debug, Error)]
+pub enum TrackerError {
+    /// The operator's start FEN does not parse or is not a legal position.
+    #[error("start position {fen:?} is not usable: {reason}; give a legal FEN such as the one a PGN's FEN tag holds")]
+    BadStartFen { fen: String, reason: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    WaitingStart,
+    Playing,
+    Over,
+}
+
+/// A provisional move of the current line.
+#[derive(Clone, Debug)]
+struct Step {
+    mv: Move,
+    pos: Chess,
+    /// No picture showed this ply on its own (found inside a burst).
+    reconstructed: bool,
+}
+
+/// A clock press whose move was still in the hand when it came.
+#[derive(Clone, Debug)]
+struct Press {
+    side: ClockSide,
+    t: Millis,
+    clock_ms: u64,
+    emt_ms: Option<u64>,
+    alerted: bool,
+}
+
+/// A start picture waiting for its hold.
+#[derive(Clone, Debug)]
+struct StartCandidate {
+    raw: Picture,
+    since: Millis,
+    orientation: Orientation,
+    pos: Chess,
+    mode: CastlingMode,
+    chess960: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+struct Game {
+    mode: CastlingMode,
+    /// `history[0]` is the start, `history[i]` the position after verified ply `i`.
+    history: Vec<Chess>,
+    pending: Vec<Step>,
+}
+
+impl Game {
+    fn verified(&self) -> &Chess {
+        self.history.last().expect("history always holds the start")
+    }
+
+    fn pos_at(&self, j: usize) -> &Chess {
+        if j == 0 {
+            self.verified()
+        } else {
+            &self.pending[j - 1].pos
+        }
+    }
+
+    fn tip(&self) -> &Chess {
+        self.pos_at(self.pending.len())
+    }
+
+    fn ply(&self) -> u32 {
+        (self.history.len() - 1) as u32
+    }
+}
+
+/// What a picture turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resolution {
+    Explained,
+    Ambiguous,
+    Unexplained,
 }
 
 /// Follows one board's game.
 #[derive(Debug)]
 pub struct Tracker {
     config: TrackerConfig,
+    phase: Phase,
+    orientation: Orientation,
+    custom_start: Option<(Chess, CastlingMode)>,
+    game: Option<Game>,
+    online: bool,
+
+    last_raw: Option<Picture>,
+    last_board: Option<Board>,
+    last_change_t: Millis,
+    resolution: Resolution,
+    unexplained_since: Option<Millis>,
+    unexplained_alerted: bool,
+    takeback: Option<(usize, Millis)>,
+    start_candidate: Option<StartCandidate>,
+    wrong_start: Option<(Picture, Millis, Vec<Square>)>,
+    wrong_start_alerted: Option<Picture>,
+    ambiguous_alerted: Option<Vec<Vec<Move>>>,
+    /// Squares reported displaced (Article 7.4) and what they showed then: while they
+    /// still show that, moves elsewhere are matched as if they were in place.
+    displaced: Option<(shakmaty::Bitboard, Board)>,
+    /// What each square showed since the last explained picture.
+    seen: search::Seen,
+    /// The link was down since the last explained picture: changes were missed,
+    /// so bursts cannot be checked against what the squares showed.
+    gap: bool,
+
+    clock_seen: bool,
+    last_reading: Option<ClockReading>,
+    white_side: Option<ClockSide>,
+    turn_started_t: Option<Millis>,
+    press: Option<Press>,
 }
 
 impl Tracker {
     /// A tracker waiting for a start picture.
     pub fn new(config: TrackerConfig) -> Tracker {
-        Tracker { config }
+        Tracker {
+            config,
+            phase: Phase::WaitingStart,
+            orientation: Orientation::NORMAL,
+            custom_start: None,
+            game: None,
+            online: true,
+            last_raw: None,
+            last_board: None,
+            last_change_t: 0,
+            resolution: Resolution::Explained,
+            unexplained_since: None,
+            unexplained_alerted: false,
+            takeback: None,
+            start_candidate: None,
+            wrong_start: None,
+            wrong_start_alerted: None,
+            ambiguous_alerted: None,
+            displaced: None,
+            seen: search::Seen::default(),
+            gap: false,
+            clock_seen: false,
+            last_reading: None,
+            white_side: None,
+            turn_started_t: None,
+            press: None,
+        }
     }
 
     /// The settings in force.
@@ -41,23 +233,946 @@ impl Tracker {
         &self.config
     }
 
+    /// Games on this board start from `fen` (a position set by the operator) instead
+    /// of a standard or Chess960 start picture.
+    pub fn set_start_fen(&mut self, fen: &str) -> Result<(), TrackerError> {
+        let bad = |reason: String| TrackerError::BadStartFen {
+            fen: fen.to_string(),
+            reason,
+        };
+        let parsed: Fen = fen.parse().map_err(|e| bad(format!("{e}")))?;
+        let mode = CastlingMode::detect(parsed.as_setup());
+        let pos = Chess::from_setup(parsed.into_setup(), mode).map_err(|e| bad(format!("{e}")))?;
+        self.custom_start = Some((pos, mode));
+        Ok(())
+    }
+
+    /// The board's link went down (`online == false`) or came back. While offline no
+    /// hold timer fires: silence is not stillness. On return the session sends a
+    /// full picture, which is matched as any other.
+    pub fn connection(&mut self, t_ms: Millis, online: bool, out: &mut Vec<TrackerEvent>) {
+        if online {
+            self.online = true;
+            self.gap = true;
+            // Time spent offline proves nothing about stillness.
+            self.last_change_t = self.last_change_t.max(t_ms);
+        } else {
+            self.timers(t_ms, out);
+            self.online = false;
+        }
+    }
+
     /// A new full sensor picture (after every square change, or a dump).
     pub fn picture(&mut self, t_ms: Millis, picture: &Picture, out: &mut Vec<TrackerEvent>) {
-        let _ = (t_ms, picture, out);
+        self.timers(t_ms, out);
+        if self.last_raw.as_ref() == Some(picture) {
+            return;
+        }
+        self.last_raw = Some(picture.clone());
+        self.last_change_t = t_ms;
+        match self.phase {
+            Phase::WaitingStart | Phase::Over => self.look_for_start(t_ms, picture),
+            Phase::Playing => self.play_picture(t_ms, picture, out),
+        }
     }
 
     /// A new clock reading.
     pub fn clock(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
-        let _ = (t_ms, reading, out);
+        self.timers(t_ms, out);
+        self.clock_seen = true;
+        let prev = self.last_reading.replace(*reading);
+        if self.phase != Phase::Playing {
+            return;
+        }
+        let ply0_idle = self
+            .game
+            .as_ref()
+            .is_some_and(|g| g.ply() == 0 && g.pending.is_empty());
+        // Article 6.6: at the start the arbiter starts the clock of the side to move
+        // (White's, unless the operator set a position with Black to move).
+        if ply0_idle && self.white_side.is_none() && reading.running {
+            if let (Some(side), Some(game)) = (reading.lever_high, self.game.as_ref()) {
+                self.white_side = Some(color_side(side, game.verified().turn()));
+                self.turn_started_t = Some(t_ms);
+            }
+        }
+        if ply0_idle && reading.running && !prev.is_some_and(|p| p.running) {
+            self.turn_started_t = Some(t_ms);
+        }
+        // The side whose button went down pressed.
+        if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
+            if old != new {
+                self.on_press(t_ms, old, reading, out);
+            }
+        }
+        if let Some(white) = self.white_side {
+            if prev.as_ref() != Some(reading) {
+                let running = reading.running_side().map(|s| {
+                    if s == white {
+                        ColorName::White
+                    } else {
+                        ColorName::Black
+                    }
+                });
+                out.push(TrackerEvent::Game(GameEvent::Clock {
+                    white_ms: reading.side(white).millis,
+                    black_ms: reading.side(white.other()).millis,
+                    running,
+                }));
+            }
+        }
     }
 
     /// Time passes with no input (drives hold timers).
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
-        let _ = (t_ms, out);
+        self.timers(t_ms, out);
     }
 
     /// The number of verified plies so far.
     pub fn ply(&self) -> u32 {
-        0
+        self.game.as_ref().map_or(0, Game::ply)
     }
+
+    /// The position after the last verified move, once a game has started.
+    pub fn position(&self) -> Option<&Chess> {
+        self.game.as_ref().map(Game::verified)
+    }
+
+    /// How the board is turned relative to the game (found from the pictures).
+    pub fn orientation(&self) -> Orientation {
+        self.orientation
+    }
+
+    /// Which clock side is White's, once the clock has shown it.
+    pub fn white_clock_side(&self) -> Option<ClockSide> {
+        self.white_side
+    }
+
+    /// Whether a game is being followed (started and not finished).
+    pub fn in_game(&self) -> bool {
+        self.phase == Phase::Playing
+    }
+
+    fn clockless(&self) -> bool {
+        self.config.no_clock || !self.clock_seen
+    }
+
+    // ----- start of game -------------------------------------------------------
+
+    fn detect_start(&self, raw: &Picture) -> Option<StartCandidate> {
+        let pieces = match &self.custom_start {
+            Some((pos, _)) => pos.board().occupied().count(),
+            None => 32,
+        };
+        if raw.occupied().count() != pieces {
+            return None;
+        }
+        for o in Orientation::ALL {
+            let Some(board) = o.apply(raw).to_board() else {
+                continue;
+            };
+            let found = match &self.custom_start {
+                Some((pos, mode)) => {
+                    (pos.board() == &board).then(|| (pos.clone(), *mode, start_number(&board)))
+                }
+                None => start_number(&board).and_then(|n| {
+                    start::start_position(&board, n).map(|(pos, mode)| (pos, mode, Some(n)))
+                }),
+            };
+            if let Some((pos, mode, chess960)) = found {
+                return Some(StartCandidate {
+                    raw: raw.clone(),
+                    since: 0,
+                    orientation: o,
+                    pos,
+                    mode,
+                    chess960,
+                });
+            }
+        }
+        None
+    }
+
+    fn look_for_start(&mut self, t: Millis, raw: &Picture) {
+        if let Some(mut cand) = self.detect_start(raw) {
+            cand.since = t;
+            self.start_candidate = Some(cand);
+            self.wrong_start = None;
+            return;
+        }
+        self.start_candidate = None;
+        self.wrong_start = None;
+        if self.phase != Phase::WaitingStart {
+            return;
+        }
+        for o in [Orientation::ALL[0], Orientation::ALL[1]] {
+            if let Some(board) = o.apply(raw).to_board() {
+                if start::looks_like_wrong_start(&board) {
+                    let reference = Board::default();
+                    let squares = search::diff(&board, &reference).into_iter().collect();
+                    self.wrong_start = Some((raw.clone(), t, squares));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn begin_game(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
+        let fen = Fen::from_position(&cand.pos, EnPassantMode::Legal).to_string();
+        self.orientation = cand.orientation;
+        self.game = Some(Game {
+            mode: cand.mode,
+            history: vec![cand.pos],
+            pending: Vec::new(),
+        });
+        self.phase = Phase::Playing;
+        self.resolution = Resolution::Explained;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+        self.takeback = None;
+        self.press = None;
+        self.ambiguous_alerted = None;
+        self.displaced = None;
+        self.last_board = cand.orientation.apply(&cand.raw).to_board();
+        if let Some(b) = &self.last_board {
+            self.seen.reset(b);
+        }
+        self.gap = false;
+        self.last_change_t = t;
+        // A new game may be played with the players on other sides of the clock.
+        self.white_side = None;
+        self.turn_started_t = None;
+        if let Some(r) = self.last_reading {
+            if r.running {
+                let to_move = self.game.as_ref().expect("just set").verified().turn();
+                self.white_side = r.lever_high.map(|s| color_side(s, to_move));
+                self.turn_started_t = Some(t);
+            }
+        }
+        out.push(TrackerEvent::Game(GameEvent::GameStart {
+            fen,
+            chess960: cand.chess960,
+            rotated: cand.orientation.is_rotated_180(),
+        }));
+        if cand.orientation.is_quarter_turn() {
+            out.push(quarter_turn_alert());
+        }
+    }
+
+    // ----- pictures during a game -----------------------------------------------
+
+    fn play_picture(&mut self, t: Millis, raw: &Picture, out: &mut Vec<TrackerEvent>) {
+        let norm = self.orientation.apply(raw);
+        if let Some((_, magic)) = norm.magic_pieces().next() {
+            let (result, what) = match magic {
+                MagicPiece::Draw => (GameResult::Draw, "draw"),
+                MagicPiece::WhiteWins => (GameResult::WhiteWins, "white wins"),
+                MagicPiece::BlackWins => (GameResult::BlackWins, "black wins"),
+            };
+            self.end_game(
+                result,
+                format!("result piece \"{what}\" put on the board"),
+                out,
+            );
+            return;
+        }
+        let board = norm.to_board();
+        self.last_board = board.clone();
+        if let Some(b) = &board {
+            self.seen.add(b);
+        }
+        let mut resolution = match &board {
+            Some(b) => self.resolve(t, b, out),
+            None => Resolution::Unexplained,
+        };
+        if resolution == Resolution::Explained {
+            // The board shows the game exactly: any displaced piece is back.
+            self.displaced = None;
+        } else if let (Some(b), Some((mask, snapshot))) = (&board, &self.displaced) {
+            // Play went on around a displaced piece (7.4): read the move relative to
+            // the last good position, as if the displaced squares were in order.
+            let tip = self.game.as_ref().expect("playing").tip().board().clone();
+            let mut corrected = b.clone();
+            for sq in *mask {
+                if b.piece_at(sq) == snapshot.piece_at(sq) {
+                    match tip.piece_at(sq) {
+                        Some(p) => corrected.set_piece_at(sq, p),
+                        None => corrected.discard_piece_at(sq),
+                    }
+                }
+            }
+            if &corrected != b {
+                resolution = self.resolve(t, &corrected, out);
+            }
+        }
+        self.resolution = resolution;
+        if resolution == Resolution::Explained {
+            if let Some(b) = &board {
+                self.seen.reset(b);
+            }
+            self.gap = false;
+        }
+        if resolution != Resolution::Unexplained {
+            self.unexplained_since = None;
+            self.unexplained_alerted = false;
+            self.takeback = None;
+            return;
+        }
+        if let Some(b) = &board {
+            if let Some(result) = result_gesture(b) {
+                self.end_game(
+                    result,
+                    "kings put in the centre (result gesture)".into(),
+                    out,
+                );
+                return;
+            }
+            if self.try_reorient(raw, out) {
+                return;
+            }
+            let game = self.game.as_ref().expect("playing");
+            let n = game.history.len() - 1;
+            let earlier = (0..n).rev().find(|&k| game.history[k].board() == b);
+            self.takeback = match (earlier, self.takeback) {
+                (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
+                (Some(k), _) => Some((k, t)),
+                (None, _) => None,
+            };
+            // Another start altogether (the next round's Chess960 start, ...).
+            self.start_candidate = match earlier {
+                None => self.detect_start(raw).map(|mut c| {
+                    c.since = t;
+                    c
+                }),
+                Some(_) => None,
+            };
+        } else {
+            self.start_candidate = None;
+        }
+        if self.unexplained_since.is_none() {
+            self.unexplained_since = Some(t);
+        }
+    }
+
+    /// Matches a picture's board against the current line; updates the line.
+    fn resolve(&mut self, t: Millis, board: &Board, out: &mut Vec<TrackerEvent>) -> Resolution {
+        let game = self.game.as_mut().expect("playing");
+        if game.tip().board() == board {
+            self.ambiguous_alerted = None;
+            // A press may have waited for this picture (a flicker ended).
+            self.resolution = Resolution::Explained;
+            self.settle(t, out);
+            return Resolution::Explained;
+        }
+        let max = self.config.max_burst_plies.max(1);
+        let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
+        'passes: for (lo, hi) in [(0, 2.min(max)), (3, max)] {
+            for j in (0..=game.pending.len()).rev() {
+                let base = game.pos_at(j);
+                for depth in lo..=hi {
+                    let sols = if depth == 0 {
+                        if base.board() == board {
+                            vec![Vec::new()]
+                        } else {
+                            Vec::new()
+                        }
+                    } else {
+                        let seen = (!self.gap).then_some(&self.seen);
+                        search::sequences(base, board, depth, 6, seen)
+                    };
+                    if !sols.is_empty() {
+                        found = Some((j, sols));
+                        break 'passes;
+                    }
+                }
+            }
+        }
+        let Some((j, sols)) = found else {
+            return Resolution::Unexplained;
+        };
+        // Several plies at once that lead back to a position the game already had
+        // are a takeback, not moves played backwards: in play every ply shows as its
+        // own picture, while a hand putting pieces back jumps over them
+        // (Nf3 Nc6 undone reads as "Ng1 Nb8" otherwise).
+        if sols[0].len() >= 2 {
+            let n = game.history.len() - 1;
+            if game.history[..n].iter().any(|p| p.board() == board) {
+                return Resolution::Unexplained;
+            }
+        }
+        if sols.len() > 1 {
+            if self.ambiguous_alerted.as_ref() != Some(&sols) {
+                let base = game.pos_at(j).clone();
+                out.push(ambiguous_alert(&base, board, &sols));
+                self.ambiguous_alerted = Some(sols);
+            }
+            return Resolution::Ambiguous;
+        }
+        self.ambiguous_alerted = None;
+        let moves = sols.into_iter().next().expect("one solution");
+        let replaced_first = game.pending.get(j).map(|s| s.mv);
+        game.pending.truncate(j);
+        let burst = moves.len() >= 2;
+        for (i, &mv) in moves.iter().enumerate() {
+            let mut pos = game.tip().clone();
+            pos.play_unchecked(mv);
+            game.pending.push(Step {
+                mv,
+                pos,
+                reconstructed: burst,
+            });
+            if i == 0 {
+                if let (
+                    Move::Castle { rook, .. },
+                    Some(Move::Normal {
+                        role: Role::Rook,
+                        from,
+                        ..
+                    }),
+                ) = (mv, replaced_first)
+                {
+                    if from == rook {
+                        out.push(rook_first_alert(rook));
+                    }
+                }
+            }
+            if let Move::Normal {
+                promotion: Some(Role::Rook),
+                to,
+                ..
+            } = mv
+            {
+                out.push(rook_promotion_alert(to));
+            }
+        }
+        if game.pending.is_empty() {
+            // The line was undone on the board: a press made for it is void.
+            self.press = None;
+        }
+        self.resolution = Resolution::Explained;
+        self.settle(t, out);
+        Resolution::Explained
+    }
+
+    /// The colour of the player who pressed on `side`; with no mapping yet, the
+    /// press is taken as the mover's and maps the clock (6.6: the display that
+    /// stops when a player completes a move is his).
+    fn presser(&mut self, side: ClockSide, mover: Color) -> Color {
+        match self.white_side {
+            Some(w) => side_color(side, w),
+            None => {
+                self.white_side = Some(color_side(side, mover));
+                mover
+            }
+        }
+    }
+
+    /// Verifies what is proven: every move followed by a later one (6.2.1), and the
+    /// first move once its mover's press has settled. The board reports squares up
+    /// to a scan (~250 ms) late, so a press can come before the last square of its
+    /// move (the queen's last slide step, the rook of a castling): the line may still
+    /// change for `press_settle_ms` after the press.
+    fn settle(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        while self.phase == Phase::Playing {
+            let Some(game) = self.game.as_ref() else {
+                return;
+            };
+            let Some(_) = game.pending.first() else {
+                // Nothing on the board to complete: a press with no move made is
+                // forgotten once the hand has had time to show one.
+                if let Some(p) = &self.press {
+                    if self.resolution == Resolution::Explained
+                        && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
+                    {
+                        self.press = None;
+                    }
+                }
+                return;
+            };
+            let n = game.pending.len();
+            let mover = game.verified().turn();
+            let press_side = self.press.as_ref().map(|p| p.side);
+            let for_mover = match press_side {
+                Some(side) => self.presser(side, mover) == mover,
+                None => false,
+            };
+            if press_side.is_some() && !for_mover {
+                // A late press by the previous mover (6.2.2): it completes nothing new.
+                self.press = None;
+            }
+            if n >= 2 {
+                let press = if for_mover { self.press.take() } else { None };
+                self.verify_first(press.as_ref(), out);
+                continue;
+            }
+            if for_mover && self.resolution == Resolution::Explained {
+                let p = self.press.as_ref().expect("checked");
+                if t >= p.t.max(self.last_change_t) + self.config.press_settle_ms {
+                    let press = self.press.take();
+                    self.verify_first(press.as_ref(), out);
+                }
+            }
+            return;
+        }
+    }
+
+    /// Publishes the first provisional move as verified.
+    fn verify_first(&mut self, press: Option<&Press>, out: &mut Vec<TrackerEvent>) {
+        let white_side = self.white_side;
+        let last_reading = self.last_reading;
+        let game = self.game.as_mut().expect("playing");
+        let step = game.pending.remove(0);
+        let before = game.verified().clone();
+        let mover = before.turn();
+        let san = SanPlus::from_move(before, step.mv).to_string();
+        let uci = step.mv.to_uci(game.mode).to_string();
+        let fen = Fen::from_position(&step.pos, EnPassantMode::Legal).to_string();
+        game.history.push(step.pos.clone());
+        let ply = game.ply();
+        let (clock_ms, emt_ms) = match press {
+            Some(p) => (Some(p.clock_ms), p.emt_ms),
+            None => (
+                white_side
+                    .zip(last_reading)
+                    .map(|(w, r)| r.side(color_side(w, mover)).millis)
+                    .filter(|_| !self.config.no_clock),
+                None,
+            ),
+        };
+        out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
+            ply,
+            san,
+            uci,
+            fen,
+            verified: true,
+            clock_ms,
+            emt_ms,
+            reconstructed: step.reconstructed,
+        })));
+        let pos = game.verified();
+        if pos.is_checkmate() {
+            self.end_game(GameResult::win_for(mover), "checkmate".into(), out);
+        } else if pos.is_stalemate() {
+            self.end_game(GameResult::Draw, "stalemate".into(), out);
+        }
+    }
+
+    fn end_game(&mut self, result: GameResult, reason: String, out: &mut Vec<TrackerEvent>) {
+        out.push(TrackerEvent::Game(GameEvent::Result { result, reason }));
+        self.phase = Phase::Over;
+        self.press = None;
+        self.takeback = None;
+        self.start_candidate = None;
+        if let Some(g) = self.game.as_mut() {
+            g.pending.clear();
+        }
+    }
+
+    /// A picture that makes sense only with the board turned: the board was turned
+    /// or power-cycled (and lost its own orientation handling).
+    fn try_reorient(&mut self, raw: &Picture, out: &mut Vec<TrackerEvent>) -> bool {
+        let game = self.game.as_ref().expect("playing");
+        let tip = game.tip().board();
+        if raw.occupied().count() != tip.occupied().count() {
+            return false;
+        }
+        for o in Orientation::ALL {
+            if o == self.orientation {
+                continue;
+            }
+            if o.apply(raw).to_board().as_ref() == Some(tip) {
+                let was_quarter = self.orientation.is_quarter_turn();
+                self.orientation = o;
+                self.last_board = Some(tip.clone());
+                self.resolution = Resolution::Explained;
+                self.unexplained_since = None;
+                self.takeback = None;
+                if o.is_quarter_turn() && !was_quarter {
+                    out.push(quarter_turn_alert());
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    // ----- clock ----------------------------------------------------------------
+
+    fn on_press(
+        &mut self,
+        t: Millis,
+        side: ClockSide,
+        reading: &ClockReading,
+        out: &mut Vec<TrackerEvent>,
+    ) {
+        let press = Press {
+            side,
+            t,
+            clock_ms: reading.side(side).millis,
+            emt_ms: self.turn_started_t.map(|s| t.saturating_sub(s)),
+            alerted: false,
+        };
+        self.turn_started_t = Some(t);
+        let game = self.game.as_ref().expect("playing");
+        if game.ply() == 0
+            && game.pending.is_empty()
+            && self.white_side.is_none()
+            && self.resolution == Resolution::Explained
+        {
+            // The side not to move starts the opponent's clock (6.6).
+            self.white_side = Some(color_side(side, !game.verified().turn()));
+        }
+        self.press = Some(press);
+        self.settle(t, out);
+    }
+
+    // ----- timers ---------------------------------------------------------------
+
+    fn timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        if !self.online {
+            return;
+        }
+        match self.phase {
+            Phase::WaitingStart | Phase::Over => {
+                if let Some(cand) = &self.start_candidate {
+                    if t.saturating_sub(cand.since) >= self.config.start_hold_ms {
+                        let cand = self.start_candidate.take().expect("checked");
+                        self.begin_game(t, cand, out);
+                        return;
+                    }
+                }
+                if let Some((raw, since, squares)) = &self.wrong_start {
+                    if t.saturating_sub(*since) >= self.config.start_hold_ms
+                        && self.wrong_start_alerted.as_ref() != Some(raw)
+                    {
+                        out.push(TrackerEvent::Alert(Alert {
+                            kind: "wrong_initial_position".into(),
+                            article: "7.2.1".into(),
+                            severity: Severity::Warning,
+                            squares: Alert::square_names(squares.iter().copied()),
+                            message: format!(
+                                "The pieces are set up wrongly on {}: correct the initial position before the game starts.",
+                                names(squares)
+                            ),
+                        }));
+                        self.wrong_start_alerted = Some(raw.clone());
+                    }
+                }
+            }
+            Phase::Playing => self.game_timers(t, out),
+        }
+    }
+
+    fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        let still = t.saturating_sub(self.last_change_t);
+        match self.resolution {
+            Resolution::Explained => {
+                self.settle(t, out);
+                if self.phase != Phase::Playing {
+                    return;
+                }
+                let game = self.game.as_ref().expect("playing");
+                if game.pending.is_empty() || still < self.config.clockless_hold_ms {
+                    return;
+                }
+                // A move that ends the game is complete when made (6.2.1); the hold
+                // only guards against a slide pausing on a mating square.
+                if self.clockless() || game.tip().is_game_over() {
+                    while self.phase == Phase::Playing
+                        && self.game.as_ref().is_some_and(|g| !g.pending.is_empty())
+                    {
+                        self.verify_first(None, out);
+                    }
+                }
+            }
+            Resolution::Ambiguous => {}
+            Resolution::Unexplained => {
+                if let Some((k, since)) = self.takeback {
+                    if t.saturating_sub(since) >= self.config.takeback_hold_ms {
+                        self.take_back(t, k, out);
+                        return;
+                    }
+                }
+                let clock_running =
+                    !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+                if let Some(cand) = &self.start_candidate {
+                    if !clock_running && t.saturating_sub(cand.since) >= self.config.start_hold_ms {
+                        let cand = self.start_candidate.take().expect("checked");
+                        self.restart(t, cand, out);
+                        return;
+                    }
+                }
+                let board = self.last_board.clone();
+                if let Some(press) = self.press.as_mut() {
+                    if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
+                        press.alerted = true;
+                        let game = self.game.as_ref().expect("playing");
+                        out.push(illegal_alert(game.tip(), board.as_ref()));
+                        self.unexplained_alerted = true;
+                        return;
+                    }
+                }
+                if let Some(since) = self.unexplained_since {
+                    if !self.unexplained_alerted
+                        && t.saturating_sub(since) >= self.config.displaced_alert_ms
+                    {
+                        self.unexplained_alerted = true;
+                        let game = self.game.as_ref().expect("playing");
+                        let tip = Picture::from_board(game.tip().board());
+                        let shown = match &board {
+                            Some(b) => Picture::from_board(b),
+                            None => self
+                                .last_raw
+                                .as_ref()
+                                .map(|r| self.orientation.apply(r))
+                                .unwrap_or_default(),
+                        };
+                        let squares: Vec<Square> = tip.diff(&shown).into_iter().collect();
+                        if let Some(b) = &board {
+                            let mask = search::diff(game.tip().board(), b);
+                            self.displaced = Some((mask, b.clone()));
+                        }
+                        out.push(TrackerEvent::Alert(Alert {
+                            kind: "displaced_pieces".into(),
+                            article: "7.4".into(),
+                            severity: Severity::Warning,
+                            squares: Alert::square_names(squares.iter().copied()),
+                            message: format!(
+                                "The board does not show the game's position on {}: restore the pieces there.",
+                                names(&squares)
+                            ),
+                        }));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A start picture held with the clock stopped in a game that never reached a
+    /// result on the board: it ended off the board, the next one begins.
+    fn restart(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
+        let plies = self.ply();
+        out.push(TrackerEvent::Alert(Alert {
+            kind: "game_ended_without_result".into(),
+            article: "5.1.2".into(),
+            severity: Severity::Warning,
+            squares: Vec::new(),
+            message: format!(
+                "The board was set up again with the clock stopped after {plies} plies: the previous game ended without a result on the board; enter its result. A new game starts."
+            ),
+        }));
+        self.begin_game(t, cand, out);
+    }
+
+    fn take_back(&mut self, t: Millis, k: usize, out: &mut Vec<TrackerEvent>) {
+        let clock_running = !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+        if k == 0 && !clock_running {
+            // Back to the start with the clock stopped: the players set up the next
+            // game after one that ended off the board (resignation, agreed draw).
+            // Withdrawing the finished game would be wrong; a silent new game too.
+            if let Some(cand) = self.last_raw.as_ref().and_then(|r| self.detect_start(r)) {
+                self.restart(t, cand, out);
+                return;
+            }
+        }
+        let game = self.game.as_mut().expect("playing");
+        let n = game.history.len() - 1;
+        game.history.truncate(k + 1);
+        game.pending.clear();
+        let plies: Vec<u32> = ((k + 1) as u32..=n as u32).collect();
+        out.push(TrackerEvent::Game(GameEvent::Retraction {
+            from_ply: (k + 1) as u32,
+            plies: plies.clone(),
+        }));
+        let (kind, message) = if k == 0 {
+            (
+                "rollback_to_start",
+                format!(
+                    "All {n} moves were taken back to the start position in a live game: confirm whether this is a correction or a new game."
+                ),
+            )
+        } else {
+            (
+                "takeback",
+                format!(
+                    "The board went back to the position after ply {k}; plies {}..{n} were withdrawn: confirm the correction was authorised.",
+                    k + 1
+                ),
+            )
+        };
+        out.push(TrackerEvent::Alert(Alert {
+            kind: kind.into(),
+            article: "7.1".into(),
+            severity: Severity::Warning,
+            squares: Vec::new(),
+            message,
+        }));
+        self.takeback = None;
+        self.press = None;
+        self.resolution = Resolution::Explained;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+    }
+}
+
+fn side_color(side: ClockSide, white: ClockSide) -> Color {
+    if side == white {
+        Color::White
+    } else {
+        Color::Black
+    }
+}
+
+fn color_side(side: ClockSide, color: Color) -> ClockSide {
+    // `side` belongs to `color`: White's side is `side` or the other one.
+    match color {
+        Color::White => side,
+        Color::Black => side.other(),
+    }
+}
+
+fn names(squares: &[Square]) -> String {
+    squares
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The DGT result convention (dgt.md §1.5): both kings on the four centre squares,
+/// which two kings can never reach by legal play (those squares all touch).
+fn result_gesture(board: &Board) -> Option<GameResult> {
+    let centre = [Square::D4, Square::D5, Square::E4, Square::E5];
+    let white = board.king_of(Color::White)?;
+    let black = board.king_of(Color::Black)?;
+    if !centre.contains(&white) || !centre.contains(&black) {
+        return None;
+    }
+    let light = |sq: Square| sq.is_light();
+    Some(match (light(white), light(black)) {
+        (true, true) => GameResult::WhiteWins,
+        (false, false) => GameResult::BlackWins,
+        _ => GameResult::Draw,
+    })
+}
+
+fn quarter_turn_alert() -> TrackerEvent {
+    TrackerEvent::Alert(Alert {
+        kind: "board_rotated_90".into(),
+        article: "7.2.2".into(),
+        severity: Severity::Warning,
+        squares: Vec::new(),
+        message: "The board is turned by 90 degrees (dark square in the players' right-hand corner): transfer the position to a correctly placed board. The game is still being followed.".into(),
+    })
+}
+
+fn rook_first_alert(rook: Square) -> TrackerEvent {
+    TrackerEvent::Alert(Alert {
+        kind: "rook_first_castling".into(),
+        article: "4.4.2".into(),
+        severity: Severity::Info,
+        squares: Alert::square_names([rook]),
+        message: format!(
+            "Castling was made rook first (rook from {rook}); recorded as castling. Relevant only if the opponent claims."
+        ),
+    })
+}
+
+fn rook_promotion_alert(to: Square) -> TrackerEvent {
+    TrackerEvent::Alert(Alert {
+        kind: "promotion_to_rook".into(),
+        article: "3.7.5".into(),
+        severity: Severity::Info,
+        squares: Alert::square_names([to]),
+        message: format!(
+            "A pawn promoted to a rook on {to}. If the player meant a queen (an upside-down rook), it is still a rook: confirm with the players."
+        ),
+    })
+}
+
+fn ambiguous_alert(base: &Chess, board: &Board, sols: &[Vec<Move>]) -> TrackerEvent {
+    let lines: Vec<String> = sols
+        .iter()
+        .map(|line| {
+            let mut pos = base.clone();
+            line.iter()
+                .map(|&m| SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    TrackerEvent::Alert(Alert {
+        kind: "ambiguous_moves".into(),
+        article: "8.4".into(),
+        severity: Severity::Warning,
+        squares: Alert::square_names(search::diff(base.board(), board)),
+        message: format!(
+            "Several move orders lead to the position on the board: {}. Nothing is published until the arbiter confirms which was played.",
+            lines.join(" | ")
+        ),
+    })
+}
+
+fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
+    let Some(board) = board else {
+        return TrackerEvent::Alert(Alert {
+            kind: "illegal_move".into(),
+            article: "7.5.1".into(),
+            severity: Severity::Error,
+            squares: Vec::new(),
+            message: "The clock was pressed but the board shows no legal move: check the board."
+                .into(),
+        });
+    };
+    let mover = tip.turn();
+    let last_rank = match mover {
+        Color::White => shakmaty::Rank::Eighth,
+        Color::Black => shakmaty::Rank::First,
+    };
+    let pawn_on_last =
+        (board.pawns() & board.by_color(mover) & shakmaty::Bitboard::from_rank(last_rank)).any();
+    let to_tip = search::diff(tip.board(), board);
+    // The nearest legal move: when the picture is one square from it, the
+    // move was made but not finished (a captured piece left on the board, 4.7).
+    let nearest = tip
+        .legal_moves()
+        .into_iter()
+        .map(|m| {
+            let mut p = tip.clone();
+            p.play_unchecked(m);
+            (search::diff(p.board(), board), m)
+        })
+        .min_by_key(|(d, _)| d.count());
+    if let Some((d, m)) = nearest {
+        if d.count() == 1 && d.count() < to_tip.count() && !pawn_on_last {
+            let san = SanPlus::from_move(tip.clone(), m).to_string();
+            let squares: Vec<Square> = d.into_iter().collect();
+            return TrackerEvent::Alert(Alert {
+                kind: "irregular_position".into(),
+                article: "7.5.1".into(),
+                severity: Severity::Error,
+                squares: Alert::square_names(squares.iter().copied()),
+                message: format!(
+                    "The clock was pressed after what looks like {san}, but {} does not match it: the move is not complete.",
+                    names(&squares)
+                ),
+            });
+        }
+    }
+    let squares: Vec<Square> = to_tip.into_iter().collect();
+    let (article, what) = if pawn_on_last {
+        ("7.5.2", "a pawn left on its last rank")
+    } else {
+        ("7.5.1", "a move that is not legal")
+    };
+    TrackerEvent::Alert(Alert {
+        kind: "illegal_move".into(),
+        article: article.into(),
+        severity: Severity::Error,
+        squares: Alert::square_names(squares.iter().copied()),
+        message: format!(
+            "The clock was pressed after {what} (squares {}): restore the position before it.",
+            names(&squares)
+        ),
+    })
 }

@@ -1,0 +1,236 @@
+//! Bounded search for the legal move sequences that turn a position into the board
+//! a picture shows.
+//!
+//! A hand changes squares one at a time, so most pictures are transients that no
+//! sequence explains; the search must reject those cheaply. Two exact bounds do most
+//! of the work: one ply changes between 2 and 4 squares, and one ply captures at most
+//! one enemy piece. Deeper than one ply, a move is only tried if it leaves or enters a
+//! square that still differs from the target: a piece that moves away and comes back
+//! inside one burst is not worth the cost (and would be a guess anyway).
+//!
+//! While the board is online every square change is reported, so a piece that a
+//! burst puts on a square on the way (the knight of `Nxe5 dxe5` on e5) must have been
+//! seen there. [`Seen`] records what each square showed since the last explained
+//! picture; without that rule a piece lifted off the board reads as "captured by a
+//! piece that came and went" in three or four plies.
+
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position};
+
+/// Which pieces each square has shown (one bit per colour and role).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen([u16; 64]);
+
+impl Default for Seen {
+    fn default() -> Self {
+        Seen([0; 64])
+    }
+}
+
+impl Seen {
+    fn bit(p: Piece) -> u16 {
+        1 << (usize::from(p.color == Color::White) * 6 + usize::from(p.role as u8) - 1)
+    }
+
+    /// Forget everything but what `board` shows.
+    pub fn reset(&mut self, board: &Board) {
+        self.0 = [0; 64];
+        self.add(board);
+    }
+
+    /// Records what `board` shows.
+    pub fn add(&mut self, board: &Board) {
+        for (sq, p) in board {
+            self.0[usize::from(sq)] |= Seen::bit(p);
+        }
+    }
+
+    fn has(&self, sq: shakmaty::Square, p: Piece) -> bool {
+        self.0[usize::from(sq)] & Seen::bit(p) != 0
+    }
+}
+
+/// Squares whose content differs between two boards.
+pub fn diff(a: &Board, b: &Board) -> Bitboard {
+    let mut d = Bitboard::EMPTY;
+    for role in shakmaty::Role::ALL {
+        d |= a.by_role(role) ^ b.by_role(role);
+    }
+    d | (a.by_color(Color::White) ^ b.by_color(Color::White))
+}
+
+/// Squares a move touches (origin, destination, rook squares of a castling, the
+/// captured pawn of an en passant).
+pub fn touched(m: Move) -> Bitboard {
+    match m {
+        Move::Normal { from, to, .. } => Bitboard::from(from) | Bitboard::from(to),
+        Move::EnPassant { from, to } => {
+            let captured = shakmaty::Square::from_coords(to.file(), from.rank());
+            Bitboard::from(from) | Bitboard::from(to) | Bitboard::from(captured)
+        }
+        Move::Castle { king, rook } => Bitboard::from(king) | Bitboard::from(rook),
+        Move::Put { to, .. } => Bitboard::from(to),
+    }
+}
+
+/// All sequences of exactly `depth` legal plies from `pos` reaching `target`,
+/// at most `limit` of them.
+/// With `seen`, every piece a sequence puts down before its last ply must have
+/// been seen on that square.
+pub fn sequences(
+    pos: &Chess,
+    target: &Board,
+    depth: usize,
+    limit: usize,
+    seen: Option<&Seen>,
+) -> Vec<Vec<Move>> {
+    let mut out = Vec::new();
+    let mut path = Vec::with_capacity(depth);
+    let mut ctx = Ctx {
+        target,
+        limit,
+        seen,
+        out: &mut out,
+    };
+    dfs(&mut ctx, pos, depth, &mut path);
+    out
+}
+
+struct Ctx<'a> {
+    target: &'a Board,
+    limit: usize,
+    seen: Option<&'a Seen>,
+    out: &'a mut Vec<Vec<Move>>,
+}
+
+fn plausible(pos: &Chess, target: &Board, left: usize, d: Bitboard) -> bool {
+    let n = d.count();
+    if n > 4 * left || (left <= 2 && n < 2) {
+        return false;
+    }
+    // (Two plies change at least two squares: `Nxe5 dxe5` leaves e5 as it was.)
+    // Captures: each side loses at most one piece per enemy ply, and never gains one
+    // (promotion changes a piece's role, not the count).
+    let to_move = pos.turn();
+    let (ours, theirs) = (left.div_ceil(2), left / 2);
+    let board = pos.board();
+    for (color, enemy_plies) in [(to_move, theirs), (!to_move, ours)] {
+        let now = board.by_color(color).count();
+        let then = target.by_color(color).count();
+        if then > now || now - then > enemy_plies {
+            return false;
+        }
+    }
+    true
+}
+
+fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
+    let d = diff(pos.board(), ctx.target);
+    if left == 0 {
+        if d.is_empty() {
+            ctx.out.push(path.clone());
+        }
+        return;
+    }
+    if !plausible(pos, ctx.target, left, d) {
+        return;
+    }
+    for m in pos.legal_moves() {
+        if ctx.out.len() >= ctx.limit {
+            return;
+        }
+        let touched = touched(m);
+        if (touched & d).is_empty() {
+            continue;
+        }
+        let mut next = pos.clone();
+        next.play_unchecked(m);
+        if left > 1 {
+            if let Some(seen) = ctx.seen {
+                let unseen = touched
+                    .into_iter()
+                    .any(|sq| next.board().piece_at(sq).is_some_and(|p| !seen.has(sq, p)));
+                if unseen {
+                    continue;
+                }
+            }
+        }
+        path.push(m);
+        dfs(ctx, &next, left - 1, path);
+        path.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{fen::Fen, CastlingMode, EnPassantMode};
+
+    fn after(ucis: &[&str]) -> Chess {
+        let mut pos = Chess::default();
+        for u in ucis {
+            let m = u
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            pos.play_unchecked(m);
+        }
+        pos
+    }
+
+    #[test]
+    fn finds_single_and_double_plies_and_rejects_transients() {
+        let start = Chess::default();
+        let one = after(&["e2e4"]);
+        assert_eq!(sequences(&start, one.board(), 1, 4, None).len(), 1);
+        let two = after(&["e2e4", "e7e5"]);
+        assert_eq!(sequences(&start, two.board(), 2, 4, None).len(), 1);
+        let mut lifted = start.board().clone();
+        lifted.discard_piece_at(shakmaty::Square::E2);
+        for depth in 1..=4 {
+            assert!(sequences(&start, &lifted, depth, 4, None).is_empty());
+        }
+        let fen = Fen::from_position(&two, EnPassantMode::Legal);
+        assert!(fen.into_position::<Chess>(CastlingMode::Standard).is_ok());
+    }
+
+    #[test]
+    fn transpositions_are_all_reported() {
+        let start = Chess::default();
+        let three = after(&["g1f3", "g8f6", "b1c3"]);
+        assert_eq!(sequences(&start, three.board(), 3, 8, None).len(), 2);
+    }
+
+    #[test]
+    fn unseen_intermediate_pieces_rule_out_a_burst() {
+        // Nf3xe5 d6xe5: the knight must have been seen on e5.
+        let pos = "r1bqkbnr/ppp2ppp/2np4/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 0 4"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position::<Chess>(CastlingMode::Standard)
+            .unwrap();
+        let mut after = pos.clone();
+        for u in ["f3e5", "d6e5"] {
+            let m = u
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&after)
+                .unwrap();
+            after.play_unchecked(m);
+        }
+        let mut seen = Seen::default();
+        seen.reset(pos.board());
+        seen.add(after.board());
+        assert!(sequences(&pos, after.board(), 2, 4, Some(&seen)).is_empty());
+        let mut mid = pos.clone();
+        mid.play_unchecked(
+            "f3e5"
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap(),
+        );
+        seen.add(mid.board());
+        assert_eq!(sequences(&pos, after.board(), 2, 4, Some(&seen)).len(), 1);
+    }
+}

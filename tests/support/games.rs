@@ -1,0 +1,41 @@
+//! The real games of `shared/data/expected/games-index.jsonl`.
+
+use serde_json::Value;
+
+pub struct IndexGame {
+    pub start_fen: String,
+    pub uci: Vec<String>,
+    pub file: String,
+    pub game: u64,
+}
+
+pub fn index_path() -> String {
+    format!(
+        "{}/../shared/data/expected/games-index.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Every game of the index whose status is `ok`.
+pub fn load() -> Vec<IndexGame> {
+    let text = std::fs::read_to_string(index_path())
+        .unwrap_or_else(|e| panic!("cannot read {}: {e} (is ../shared linked?)", index_path()));
+    text.lines()
+        .filter_map(|l| {
+            let v: Value = serde_json::from_str(l).expect("index line is JSON");
+            if v["status"] != "ok" {
+                return None;
+            }
+            Some(IndexGame {
+                start_fen: v["start_fen"].as_str()?.to_string(),
+                uci: v["uci"]
+                    .as_str()?
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect(),
+                file: v["file"].as_str()?.to_string(),
+                game: v["game"].as_u64()?,
+            })
+        })
+        .collect()
+}
