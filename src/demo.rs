@@ -8,6 +8,9 @@
 //! files on a fresh machine.
 
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -15,7 +18,7 @@ use anyhow::Context;
 use eboard_protocols::dgt::Mode;
 use tokio::sync::mpsc;
 
-use crate::capture::Chunk;
+use crate::capture::{CaptureHeader, CaptureWriter, Chunk};
 use crate::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::games::{load_pgn, Game};
@@ -37,6 +40,9 @@ pub struct DemoOptions {
     pub seed: u64,
     /// Stop after this long even if games are still running.
     pub max_duration: Option<Duration>,
+    /// Record every board's traffic as a capture (`board-N.jsonl`) in this folder,
+    /// so any run can be replayed with `eboard-bridge replay`.
+    pub record: Option<PathBuf>,
 }
 
 impl Default for DemoOptions {
@@ -46,6 +52,7 @@ impl Default for DemoOptions {
             speed: 30.0,
             seed: 1,
             max_duration: None,
+            record: None,
         }
     }
 }
@@ -57,6 +64,7 @@ struct DemoBoard {
     emulator: EmulatorHandle,
     recorder: GameRecorder,
     verified: usize,
+    capture: Option<CaptureWriter<BufWriter<File>>>,
 }
 
 /// Entry point of `eboard-bridge demo`.
@@ -81,7 +89,16 @@ pub fn run_cli(opts: &DemoOptions) -> anyhow::Result<ExitCode> {
 
 /// Runs the demo; returns whether every game was read back completely.
 async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
-    let games = load_pgn(DEMO_GAMES).context("the embedded demo games do not parse")?;
+    let games: Vec<Game> = load_pgn(DEMO_GAMES)
+        .context("the embedded demo games do not parse")?
+        .into_iter()
+        .filter(|g| !g.moves.is_empty())
+        .collect();
+    anyhow::ensure!(!games.is_empty(), "the embedded demo games hold no moves");
+    if let Some(dir) = &opts.record {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the capture folder {}", dir.display()))?;
+    }
     let epoch = Instant::now();
     let (tx, mut rx) = mpsc::channel::<(u32, Chunk)>(1024);
 
@@ -126,6 +143,10 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
             black: game.header("Black").map(str::to_owned),
             ..GameInfo::default()
         };
+        let capture = match &opts.record {
+            Some(dir) => Some(open_capture(dir, number, &path)?),
+            None => None,
+        };
         boards.insert(
             number,
             DemoBoard {
@@ -134,6 +155,7 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
                 emulator,
                 recorder: GameRecorder::new(info),
                 verified: 0,
+                capture,
             },
         );
         spawn_link(number, path, epoch, tx.clone());
@@ -159,6 +181,9 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
                 let Some((number, chunk)) = chunk else { break };
                 if let Some(session) = sessions.get_mut(&number) {
                     session.feed(&chunk, &mut events);
+                }
+                if let Some(writer) = boards.get_mut(&number).and_then(|b| b.capture.as_mut()) {
+                    writer.write_chunk(&chunk).context("cannot write the capture")?;
                 }
             }
             _ = tick.tick() => {
@@ -187,8 +212,11 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
 
     println!();
     let mut complete = true;
-    for board in boards.into_values() {
+    for mut board in boards.into_values() {
         complete &= board.verified == board.game.moves.len();
+        if let Some(writer) = board.capture.as_mut() {
+            writer.flush().context("cannot write the capture")?;
+        }
         for record in board.recorder.finish() {
             println!("{}", record.to_pgn());
         }
@@ -197,6 +225,21 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         }
     }
     Ok(complete)
+}
+
+/// Opens `board-N.jsonl` in `dir` for board `number`'s traffic.
+fn open_capture(
+    dir: &std::path::Path,
+    number: u32,
+    port: &std::path::Path,
+) -> anyhow::Result<CaptureWriter<BufWriter<File>>> {
+    let path = dir.join(format!("board-{number}.jsonl"));
+    let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut header = CaptureHeader::new("dgt");
+    header.board = Some(number.to_string());
+    header.port = Some(port.display().to_string());
+    CaptureWriter::new(BufWriter::new(file), &header)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Reads one board's pty as the daemon reads a port, reopening on failure.

@@ -65,6 +65,9 @@ enum Command {
         /// Stop after this many seconds even if games are still running.
         #[arg(long, value_name = "SECONDS")]
         max_seconds: Option<u64>,
+        /// Record each board's traffic as a capture (board-N.jsonl) in DIR.
+        #[arg(long, value_name = "DIR")]
+        record: Option<PathBuf>,
     },
 }
 
@@ -96,11 +99,13 @@ fn main() -> ExitCode {
             speed,
             seed,
             max_seconds,
+            record,
         } => eboard_bridge::demo::run_cli(&eboard_bridge::demo::DemoOptions {
             boards,
             speed,
             seed,
             max_duration: max_seconds.map(std::time::Duration::from_secs),
+            record,
         }),
     };
     match result {
