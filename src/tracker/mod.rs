@@ -21,6 +21,8 @@
 mod search;
 mod start;
 
+use search::Target;
+
 use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture};
 use shakmaty::{
     fen::Fen, san::SanPlus, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move,
@@ -180,6 +182,8 @@ pub struct Tracker {
     wrong_start: Option<(Picture, Millis, Vec<Square>)>,
     wrong_start_alerted: Option<Picture>,
     ambiguous_alerted: Option<Vec<Vec<Move>>>,
+    /// The candidate lines of an unresolved ambiguity (prefix kept, moves).
+    ambiguous_lines: Vec<(usize, Vec<Move>)>,
     /// Squares reported displaced (Article 7.4) and what they showed then: while they
     /// still show that, moves elsewhere are matched as if they were in place.
     displaced: Option<(shakmaty::Bitboard, Board)>,
@@ -217,6 +221,7 @@ impl Tracker {
             wrong_start: None,
             wrong_start_alerted: None,
             ambiguous_alerted: None,
+            ambiguous_lines: Vec::new(),
             displaced: None,
             seen: search::Seen::default(),
             gap: false,
@@ -367,6 +372,9 @@ impl Tracker {
         if raw.occupied().count() != pieces {
             return None;
         }
+        if raw.magic_pieces().next().is_none() && raw.to_board().is_none() {
+            return self.detect_occupancy_start(raw);
+        }
         for o in Orientation::ALL {
             let Some(board) = o.apply(raw).to_board() else {
                 continue;
@@ -391,6 +399,33 @@ impl Tracker {
             }
         }
         None
+    }
+
+    /// Occupancy-only boards cannot tell a Chess960 start from the standard one, nor
+    /// a board turned 180° from one used as built: the start must be the standard
+    /// one or the operator's (`set_start_fen`), and the board is taken as built.
+    /// A quarter turn still shows (files instead of ranks occupied).
+    fn detect_occupancy_start(&self, raw: &Picture) -> Option<StartCandidate> {
+        let (pos, mode) = match &self.custom_start {
+            Some((pos, mode)) => (pos.clone(), *mode),
+            None => (Chess::default(), CastlingMode::Standard),
+        };
+        let chess960 = start_number(pos.board());
+        [
+            Orientation::ALL[0],
+            Orientation::ALL[2],
+            Orientation::ALL[3],
+        ]
+        .into_iter()
+        .find(|o| o.apply(raw).occupied() == pos.board().occupied())
+        .map(|orientation| StartCandidate {
+            raw: raw.clone(),
+            since: 0,
+            orientation,
+            pos,
+            mode,
+            chess960,
+        })
     }
 
     fn look_for_start(&mut self, t: Millis, raw: &Picture) {
@@ -432,10 +467,14 @@ impl Tracker {
         self.takeback = None;
         self.press = None;
         self.ambiguous_alerted = None;
+        self.ambiguous_lines.clear();
         self.displaced = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
-        if let Some(b) = &self.last_board {
-            self.seen.reset(b);
+        match &self.last_board {
+            Some(b) => self.seen.reset(Target::Board(b)),
+            None => self.seen.reset(Target::Occupancy(
+                cand.orientation.apply(&cand.raw).occupied(),
+            )),
         }
         self.gap = false;
         self.last_change_t = t;
@@ -476,15 +515,17 @@ impl Tracker {
             );
             return;
         }
+        // Identity boards give a board; occupancy-only boards only which squares
+        // hold something.
         let board = norm.to_board();
-        self.last_board = board.clone();
-        if let Some(b) = &board {
-            self.seen.add(b);
-        }
-        let mut resolution = match &board {
-            Some(b) => self.resolve(t, b, out),
-            None => Resolution::Unexplained,
+        let occupancy = norm.occupied();
+        let target = match &board {
+            Some(b) => Target::Board(b),
+            None => Target::Occupancy(occupancy),
         };
+        self.last_board = board.clone();
+        self.seen.add(target);
+        let mut resolution = self.resolve(t, target, out);
         if resolution == Resolution::Explained {
             // The board shows the game exactly: any displaced piece is back.
             self.displaced = None;
@@ -502,14 +543,12 @@ impl Tracker {
                 }
             }
             if &corrected != b {
-                resolution = self.resolve(t, &corrected, out);
+                resolution = self.resolve(t, Target::Board(&corrected), out);
             }
         }
         self.resolution = resolution;
         if resolution == Resolution::Explained {
-            if let Some(b) = &board {
-                self.seen.reset(b);
-            }
+            self.seen.reset(target);
             self.gap = false;
         }
         if resolution != Resolution::Unexplained {
@@ -530,39 +569,92 @@ impl Tracker {
             if self.try_reorient(raw, out) {
                 return;
             }
-            let game = self.game.as_ref().expect("playing");
-            let n = game.history.len() - 1;
-            let earlier = (0..n).rev().find(|&k| game.history[k].board() == b);
-            self.takeback = match (earlier, self.takeback) {
-                (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
-                (Some(k), _) => Some((k, t)),
-                (None, _) => None,
-            };
-            // Another start altogether (the next round's Chess960 start, ...).
-            self.start_candidate = match earlier {
-                None => self.detect_start(raw).map(|mut c| {
-                    c.since = t;
-                    c
-                }),
-                Some(_) => None,
-            };
-        } else {
-            self.start_candidate = None;
         }
+        let game = self.game.as_ref().expect("playing");
+        let n = game.history.len() - 1;
+        let earlier = (0..n)
+            .rev()
+            .find(|&k| target.matches(game.history[k].board()));
+        self.takeback = match (earlier, self.takeback) {
+            (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
+            (Some(k), _) => Some((k, t)),
+            (None, _) => None,
+        };
+        // Another start altogether (the next round's Chess960 start, ...).
+        self.start_candidate = match earlier {
+            None => self.detect_start(raw).map(|mut c| {
+                c.since = t;
+                c
+            }),
+            Some(_) => None,
+        };
         if self.unexplained_since.is_none() {
             self.unexplained_since = Some(t);
         }
     }
 
-    /// Matches a picture's board against the current line; updates the line.
-    fn resolve(&mut self, t: Millis, board: &Board, out: &mut Vec<TrackerEvent>) -> Resolution {
+    /// Matches a picture against the current line; updates the line.
+    fn resolve(
+        &mut self,
+        t: Millis,
+        target: Target<'_>,
+        out: &mut Vec<TrackerEvent>,
+    ) -> Resolution {
         let game = self.game.as_mut().expect("playing");
-        if game.tip().board() == board {
+        if target.matches(game.tip().board()) {
+            self.ambiguous_lines.clear();
             self.ambiguous_alerted = None;
             // A press may have waited for this picture (a flicker ended).
             self.resolution = Resolution::Explained;
             self.settle(t, out);
             return Resolution::Explained;
+        }
+        let seen = (!self.gap).then_some(&self.seen);
+        // An ambiguity is resolved when the play that follows fits one candidate only.
+        if !self.ambiguous_lines.is_empty() {
+            let mut fits = Vec::new();
+            for (j, line) in &self.ambiguous_lines {
+                let mut pos = game.pos_at(*j).clone();
+                for &m in line {
+                    pos.play_unchecked(m);
+                }
+                if target.matches(pos.board()) {
+                    // Back to the ambiguous picture: still undecided.
+                    return Resolution::Ambiguous;
+                }
+                for depth in 1..=2 {
+                    let ext = search::sequences(&pos, target, depth, 2, seen);
+                    if !ext.is_empty() {
+                        fits.push((*j, line.clone(), ext));
+                        break;
+                    }
+                }
+            }
+            if fits.len() == 1 && fits[0].2.len() == 1 {
+                let (j, mut line, ext) = fits.pop().expect("one");
+                line.extend(ext.into_iter().next().expect("one"));
+                self.ambiguous_lines.clear();
+                self.ambiguous_alerted = None;
+                self.extend_line(j, line, out);
+                self.resolution = Resolution::Explained;
+                self.settle(t, out);
+                return Resolution::Explained;
+            }
+            if !fits.is_empty() {
+                // Every candidate still fits: follow each of them until one fails.
+                let followed: Vec<(usize, Vec<Move>)> = fits
+                    .into_iter()
+                    .filter(|(_, _, ext)| ext.len() == 1)
+                    .map(|(j, mut line, ext)| {
+                        line.extend(ext.into_iter().next().expect("one"));
+                        (j, line)
+                    })
+                    .collect();
+                if !followed.is_empty() {
+                    self.ambiguous_lines = followed;
+                }
+                return Resolution::Ambiguous;
+            }
         }
         let max = self.config.max_burst_plies.max(1);
         let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
@@ -571,14 +663,13 @@ impl Tracker {
                 let base = game.pos_at(j);
                 for depth in lo..=hi {
                     let sols = if depth == 0 {
-                        if base.board() == board {
+                        if target.matches(base.board()) {
                             vec![Vec::new()]
                         } else {
                             Vec::new()
                         }
                     } else {
-                        let seen = (!self.gap).then_some(&self.seen);
-                        search::sequences(base, board, depth, 6, seen)
+                        search::sequences(base, target, depth, 6, seen)
                     };
                     if !sols.is_empty() {
                         found = Some((j, sols));
@@ -587,7 +678,7 @@ impl Tracker {
                 }
             }
         }
-        let Some((j, sols)) = found else {
+        let Some((j, mut sols)) = found else {
             return Resolution::Unexplained;
         };
         // Several plies at once that lead back to a position the game already had
@@ -596,20 +687,70 @@ impl Tracker {
         // (Nf3 Nc6 undone reads as "Ng1 Nb8" otherwise).
         if sols[0].len() >= 2 {
             let n = game.history.len() - 1;
-            if game.history[..n].iter().any(|p| p.board() == board) {
+            if game.history[..n].iter().any(|p| target.matches(p.board())) {
                 return Resolution::Unexplained;
+            }
+        }
+        let mut default_promotion = None;
+        if sols.len() > 1 {
+            // Occupancy-only boards: a capture square is known when the captured
+            // piece was seen taken off first.
+            let emptied = self.seen.emptied();
+            let captured_first: Vec<Vec<Move>> = sols
+                .iter()
+                .filter(|line| {
+                    line.iter().all(|m| {
+                        m.capture().is_none() || m.is_en_passant() || emptied.contains(m.to())
+                    })
+                })
+                .cloned()
+                .collect();
+            if !captured_first.is_empty() && captured_first.len() < sols.len() {
+                sols = captured_first;
+            }
+        }
+        if sols.len() > 1 && sols.iter().all(|l| l.len() == 1 && l[0].is_promotion()) {
+            let first = sols[0][0];
+            let same_squares = sols
+                .iter()
+                .all(|l| l[0].from() == first.from() && l[0].to() == first.to());
+            if same_squares {
+                // Occupancy-only: the new piece cannot be seen. Queen, flagged (3.7.5).
+                if let Some(q) = sols.iter().find(|l| l[0].promotion() == Some(Role::Queen)) {
+                    default_promotion = Some(first.to());
+                    sols = vec![q.clone()];
+                }
             }
         }
         if sols.len() > 1 {
             if self.ambiguous_alerted.as_ref() != Some(&sols) {
                 let base = game.pos_at(j).clone();
-                out.push(ambiguous_alert(&base, board, &sols));
-                self.ambiguous_alerted = Some(sols);
+                out.push(ambiguous_alert(&base, target, &sols));
+                self.ambiguous_alerted = Some(sols.clone());
             }
+            self.ambiguous_lines = sols.into_iter().map(|l| (j, l)).collect();
             return Resolution::Ambiguous;
         }
         self.ambiguous_alerted = None;
+        self.ambiguous_lines.clear();
         let moves = sols.into_iter().next().expect("one solution");
+        self.extend_line(j, moves, out);
+        if let Some(sq) = default_promotion {
+            out.push(default_promotion_alert(sq));
+        }
+        let game = self.game.as_ref().expect("playing");
+        if game.pending.is_empty() {
+            // The line was undone on the board: a press made for it is void.
+            self.press = None;
+        }
+        self.resolution = Resolution::Explained;
+        self.settle(t, out);
+        Resolution::Explained
+    }
+
+    /// Keeps the line's first `j` moves and appends `moves`.
+    fn extend_line(&mut self, j: usize, moves: Vec<Move>, out: &mut Vec<TrackerEvent>) {
+        let game = self.game.as_mut().expect("playing");
         let replaced_first = game.pending.get(j).map(|s| s.mv);
         game.pending.truncate(j);
         let burst = moves.len() >= 2;
@@ -645,13 +786,6 @@ impl Tracker {
                 out.push(rook_promotion_alert(to));
             }
         }
-        if game.pending.is_empty() {
-            // The line was undone on the board: a press made for it is void.
-            self.press = None;
-        }
-        self.resolution = Resolution::Explained;
-        self.settle(t, out);
-        Resolution::Explained
     }
 
     /// The colour of the player who pressed on `side`; with no mapping yet, the
@@ -1078,6 +1212,18 @@ fn rook_first_alert(rook: Square) -> TrackerEvent {
     })
 }
 
+fn default_promotion_alert(to: Square) -> TrackerEvent {
+    TrackerEvent::Alert(Alert {
+        kind: "promotion_piece_unknown".into(),
+        article: "3.7.5".into(),
+        severity: Severity::Warning,
+        squares: Alert::square_names([to]),
+        message: format!(
+            "A pawn promoted on {to}; this board cannot see which piece was put there, so a queen is recorded: check the piece on {to}."
+        ),
+    })
+}
+
 fn rook_promotion_alert(to: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
         kind: "promotion_to_rook".into(),
@@ -1090,7 +1236,7 @@ fn rook_promotion_alert(to: Square) -> TrackerEvent {
     })
 }
 
-fn ambiguous_alert(base: &Chess, board: &Board, sols: &[Vec<Move>]) -> TrackerEvent {
+fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> TrackerEvent {
     let lines: Vec<String> = sols
         .iter()
         .map(|line| {
@@ -1105,7 +1251,7 @@ fn ambiguous_alert(base: &Chess, board: &Board, sols: &[Vec<Move>]) -> TrackerEv
         kind: "ambiguous_moves".into(),
         article: "8.4".into(),
         severity: Severity::Warning,
-        squares: Alert::square_names(search::diff(base.board(), board)),
+        squares: Alert::square_names(target.diff(base.board())),
         message: format!(
             "Several move orders lead to the position on the board: {}. Nothing is published until the arbiter confirms which was played.",
             lines.join(" | ")
