@@ -189,6 +189,9 @@ pub struct Tracker {
     displaced: Option<(shakmaty::Bitboard, Board)>,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
+    /// Occupancy-only: accept captures whose square was never seen empty (the
+    /// picture has been still, or the clock was pressed).
+    lenient: bool,
     /// The link was down since the last explained picture: changes were missed,
     /// so bursts cannot be checked against what the squares showed.
     gap: bool,
@@ -224,6 +227,7 @@ impl Tracker {
             ambiguous_lines: Vec::new(),
             displaced: None,
             seen: search::Seen::default(),
+            lenient: false,
             gap: false,
             clock_seen: false,
             last_reading: None,
@@ -611,6 +615,15 @@ impl Tracker {
         }
         let seen = (!self.gap).then_some(&self.seen);
         // An ambiguity is resolved when the play that follows fits one candidate only.
+        // The line under the candidates may have changed since (a takeback, a
+        // verification): candidates hanging off a prefix that is gone are void.
+        if self
+            .ambiguous_lines
+            .iter()
+            .any(|(j, _)| *j > game.pending.len())
+        {
+            self.ambiguous_lines.clear();
+        }
         if !self.ambiguous_lines.is_empty() {
             let mut fits = Vec::new();
             for (j, line) in &self.ambiguous_lines {
@@ -656,9 +669,14 @@ impl Tracker {
                 return Resolution::Ambiguous;
             }
         }
-        let max = self.config.max_burst_plies.max(1);
+        // Occupancy alone cannot support bursts: too many sequences give the same
+        // squares. Such boards follow one ply per picture.
+        let max = match target {
+            Target::Board(_) => self.config.max_burst_plies.max(1),
+            Target::Occupancy(_) => 1,
+        };
         let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
-        'passes: for (lo, hi) in [(0, 2.min(max)), (3, max)] {
+        'passes: for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
             for j in (0..=game.pending.len()).rev() {
                 let base = game.pos_at(j);
                 for depth in lo..=hi {
@@ -669,7 +687,23 @@ impl Tracker {
                             Vec::new()
                         }
                     } else {
-                        search::sequences(base, target, depth, 6, seen)
+                        let mut sols = search::sequences(base, target, depth, 6, seen);
+                        if !self.lenient && matches!(target, Target::Occupancy(_)) {
+                            // A board that cannot tell pieces apart shows a piece
+                            // lifted off its square exactly as a capture by it. A
+                            // capture counts at once only when its square was seen
+                            // empty (the captured piece taken off first); otherwise
+                            // it waits for a still picture or a press (`lenient`).
+                            let emptied = self.seen.emptied();
+                            sols.retain(|line| {
+                                line.iter().all(|m| {
+                                    m.capture().is_none()
+                                        || m.is_en_passant()
+                                        || emptied.contains(m.to())
+                                })
+                            });
+                        }
+                        sols
                     };
                     if !sols.is_empty() {
                         found = Some((j, sols));
@@ -1027,6 +1061,26 @@ impl Tracker {
                         return;
                     }
                 }
+                if self.last_board.is_none() && self.occupancy_capture_due(t) {
+                    // Occupancy-only: a still picture (or a press) settles a
+                    // capture the board could not see the captured piece leave for.
+                    if let Some(raw) = self.last_raw.clone() {
+                        let occupancy = self.orientation.apply(&raw).occupied();
+                        self.lenient = true;
+                        let r = self.resolve(t, Target::Occupancy(occupancy), out);
+                        self.lenient = false;
+                        if r != Resolution::Unexplained {
+                            self.resolution = r;
+                            if r == Resolution::Explained {
+                                self.seen.reset(Target::Occupancy(occupancy));
+                            }
+                            self.unexplained_since = None;
+                            self.unexplained_alerted = false;
+                            self.takeback = None;
+                            return;
+                        }
+                    }
+                }
                 let clock_running =
                     !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
                 if let Some(cand) = &self.start_candidate {
@@ -1080,6 +1134,17 @@ impl Tracker {
                 }
             }
         }
+    }
+
+    /// Whether an occupancy picture has been still long enough (or pressed for) to
+    /// read a capture from it without having seen the captured piece leave.
+    fn occupancy_capture_due(&self, t: Millis) -> bool {
+        let hold = self.config.press_settle_ms * 2;
+        let still = t.saturating_sub(self.last_change_t) >= hold;
+        let pressed = self.press.as_ref().is_some_and(|p| {
+            t.saturating_sub(p.t.max(self.last_change_t)) >= self.config.press_settle_ms
+        });
+        still || pressed
     }
 
     /// A start picture held with the clock stopped in a game that never reached a
@@ -1143,6 +1208,7 @@ impl Tracker {
         }));
         self.takeback = None;
         self.press = None;
+        self.ambiguous_lines.clear();
         self.resolution = Resolution::Explained;
         self.unexplained_since = None;
         self.unexplained_alerted = false;
