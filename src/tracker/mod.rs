@@ -636,14 +636,14 @@ impl Tracker {
                     return Resolution::Ambiguous;
                 }
                 for depth in 1..=2 {
-                    let ext = search::sequences(&pos, target, depth, 2, seen);
+                    let ext = search::sequences(&pos, target, depth, 4, seen);
                     if !ext.is_empty() {
                         fits.push((*j, line.clone(), ext));
                         break;
                     }
                 }
             }
-            if fits.len() == 1 && fits[0].2.len() == 1 {
+            if fits.len() == 1 && fits[0].2.len() == 1 && fits[0].2[0].len() == 1 {
                 let (j, mut line, ext) = fits.pop().expect("one");
                 line.extend(ext.into_iter().next().expect("one"));
                 self.ambiguous_lines.clear();
@@ -657,15 +657,16 @@ impl Tracker {
                 // Every candidate still fits: follow each of them until one fails.
                 let followed: Vec<(usize, Vec<Move>)> = fits
                     .into_iter()
-                    .filter(|(_, _, ext)| ext.len() == 1)
-                    .map(|(j, mut line, ext)| {
-                        line.extend(ext.into_iter().next().expect("one"));
-                        (j, line)
+                    .flat_map(|(j, line, exts)| {
+                        exts.into_iter().map(move |ext| {
+                            let mut l = line.clone();
+                            l.extend(ext);
+                            (j, l)
+                        })
                     })
+                    .take(16)
                     .collect();
-                if !followed.is_empty() {
-                    self.ambiguous_lines = followed;
-                }
+                self.ambiguous_lines = followed;
                 return Resolution::Ambiguous;
             }
         }
@@ -1091,7 +1092,9 @@ impl Tracker {
                     }
                 }
                 let board = self.last_board.clone();
-                if let Some(press) = self.press.as_mut() {
+                // With candidates pending (an ambiguity), the press was for one of them.
+                let candidates = !self.ambiguous_lines.is_empty();
+                if let Some(press) = self.press.as_mut().filter(|_| !candidates) {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         let game = self.game.as_ref().expect("playing");
@@ -1106,16 +1109,20 @@ impl Tracker {
                     {
                         self.unexplained_alerted = true;
                         let game = self.game.as_ref().expect("playing");
-                        let tip = Picture::from_board(game.tip().board());
-                        let shown = match &board {
-                            Some(b) => Picture::from_board(b),
-                            None => self
-                                .last_raw
-                                .as_ref()
-                                .map(|r| self.orientation.apply(r))
-                                .unwrap_or_default(),
+                        let squares: Vec<Square> = match &board {
+                            Some(b) => search::diff(game.tip().board(), b).into_iter().collect(),
+                            None => {
+                                // Occupancy-only: compare what can be seen.
+                                let shown = self
+                                    .last_raw
+                                    .as_ref()
+                                    .map(|r| self.orientation.apply(r).occupied())
+                                    .unwrap_or_default();
+                                (game.tip().board().occupied() ^ shown)
+                                    .into_iter()
+                                    .collect()
+                            }
                         };
-                        let squares: Vec<Square> = tip.diff(&shown).into_iter().collect();
                         if let Some(b) = &board {
                             let mask = search::diff(game.tip().board(), b);
                             self.displaced = Some((mask, b.clone()));

@@ -304,7 +304,14 @@ pub fn drive_game(start_fen: &str, ucis: &[&str], style: HandStyle) -> Driven {
         pictures: 0,
         busy: Duration::ZERO,
     };
-    if start_number(pos.board()).is_none() || pos.turn() == Color::Black {
+    // Identity boards recognise standard and Chess960 starts; anything else, and
+    // any non-standard start on an occupancy board, is set by the operator.
+    let recognised = match start_number(pos.board()) {
+        Some(518) => true,
+        Some(_) => !style.occupancy,
+        None => false,
+    };
+    if !recognised || pos.turn() == Color::Black {
         hand.tracker
             .set_start_fen(start_fen)
             .expect("index FEN accepted");
