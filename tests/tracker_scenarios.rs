@@ -649,6 +649,22 @@ fn s41_illegal_move_restored_then_legal_move() {
 }
 
 #[test]
+fn s41b_verified_move_taken_back_and_replaced_at_once() {
+    let mut sc = Script::standard();
+    sc.play("e2e4", W).play("e7e5", B);
+    // Black takes e5 back and plays d5 straight away, within the takeback hold.
+    sc.lift("e5")
+        .place("e7", 'p')
+        .lift("d7")
+        .place("d5", 'p')
+        .arbiter_runs_clock_for(B);
+    sc.press(B);
+    assert_eq!(sc.retractions(), vec![(2, vec![2])]);
+    assert_eq!(sc.sans(), s(&["e4", "d5"]));
+    assert_eq!(sc.alert_kinds(), s(&["takeback"]));
+}
+
+#[test]
 fn s42_two_ply_rollback() {
     let mut sc = Script::standard();
     for (m, c) in [("e2e4", W), ("e7e5", B), ("g1f3", W), ("b8c6", B)] {

@@ -187,6 +187,9 @@ pub struct Tracker {
     /// Squares reported displaced (Article 7.4) and what they showed then: while they
     /// still show that, moves elsewhere are matched as if they were in place.
     displaced: Option<(shakmaty::Bitboard, Board)>,
+    /// An earlier position of the game the board showed since the last explained
+    /// picture (the start of a takeback).
+    passed_back: Option<usize>,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
     /// Occupancy-only: accept captures whose square was never seen empty (the
@@ -226,6 +229,7 @@ impl Tracker {
             ambiguous_alerted: None,
             ambiguous_lines: Vec::new(),
             displaced: None,
+            passed_back: None,
             seen: search::Seen::default(),
             lenient: false,
             gap: false,
@@ -288,7 +292,11 @@ impl Tracker {
     /// A new clock reading.
     pub fn clock(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
         self.timers(t_ms, out);
-        self.clock_seen = true;
+        // Only a clock that reports its lever shows presses; without one, moves are
+        // verified as on a board with no clock.
+        if reading.lever_high.is_some() {
+            self.clock_seen = true;
+        }
         let prev = self.last_reading.replace(*reading);
         if self.phase != Phase::Playing {
             return;
@@ -559,6 +567,7 @@ impl Tracker {
             self.unexplained_since = None;
             self.unexplained_alerted = false;
             self.takeback = None;
+            self.passed_back = None;
             return;
         }
         if let Some(b) = &board {
@@ -584,6 +593,22 @@ impl Tracker {
             (Some(k), _) => Some((k, t)),
             (None, _) => None,
         };
+        if earlier.is_some() {
+            self.passed_back = earlier;
+        } else if let Some(k) = self.passed_back.filter(|&k| k < n) {
+            // The board went back to an earlier position and a move was made from
+            // there before the takeback hold ran out (a move taken back and another
+            // played at once): the takeback is proven by the new move.
+            if search::sequences(&game.history[k], target, 1, 2, None).len() == 1 {
+                self.passed_back = None;
+                self.take_back(t, k, out);
+                if self.phase == Phase::Playing {
+                    self.last_raw = None;
+                    self.play_picture(t, raw, out);
+                }
+                return;
+            }
+        }
         // Another start altogether (the next round's Chess960 start, ...).
         self.start_candidate = match earlier {
             None => self.detect_start(raw).map(|mut c| {
