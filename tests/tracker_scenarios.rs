@@ -505,6 +505,17 @@ fn s32_off_centre_misread_does_nothing() {
 }
 
 #[test]
+fn s32b_misread_new_piece_is_replaced_before_verification() {
+    // The new queen reads as a rook for one scan: a provisional e8=R that is never
+    // verified, so no alert about it either.
+    let mut sc = fen(PROMO);
+    sc.lift("e7").place("e8", 'R').place("e8", 'Q').press(W);
+    assert_eq!(sc.sans(), s(&["e8=Q+"]));
+    assert!(sc.alerts().is_empty());
+    assert_quiet(&sc);
+}
+
+#[test]
 fn s33_undetected_pawn_is_reported_then_recovers() {
     let mut sc = Script::standard();
     sc.play("e2e4", W);

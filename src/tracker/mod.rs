@@ -100,6 +100,9 @@ struct Step {
     pos: Chess,
     /// No picture showed this ply on its own (found inside a burst).
     reconstructed: bool,
+    /// Alerts about how the move was made, sent when it is verified (a provisional
+    /// move that is replaced was never made).
+    notes: Vec<TrackerEvent>,
 }
 
 /// A clock press whose move was still in the hand when it came.
@@ -673,7 +676,7 @@ impl Tracker {
                 line.extend(ext.into_iter().next().expect("one"));
                 self.ambiguous_lines.clear();
                 self.ambiguous_alerted = None;
-                self.extend_line(j, line, out);
+                self.extend_line(j, line);
                 self.resolution = Resolution::Explained;
                 self.settle(t, out);
                 return Resolution::Explained;
@@ -794,9 +797,12 @@ impl Tracker {
         self.ambiguous_alerted = None;
         self.ambiguous_lines.clear();
         let moves = sols.into_iter().next().expect("one solution");
-        self.extend_line(j, moves, out);
+        self.extend_line(j, moves);
         if let Some(sq) = default_promotion {
-            out.push(default_promotion_alert(sq));
+            let game = self.game.as_mut().expect("playing");
+            if let Some(step) = game.pending.last_mut() {
+                step.notes.push(default_promotion_alert(sq));
+            }
         }
         let game = self.game.as_ref().expect("playing");
         if game.pending.is_empty() {
@@ -809,7 +815,7 @@ impl Tracker {
     }
 
     /// Keeps the line's first `j` moves and appends `moves`.
-    fn extend_line(&mut self, j: usize, moves: Vec<Move>, out: &mut Vec<TrackerEvent>) {
+    fn extend_line(&mut self, j: usize, moves: Vec<Move>) {
         let game = self.game.as_mut().expect("playing");
         let replaced_first = game.pending.get(j).map(|s| s.mv);
         game.pending.truncate(j);
@@ -817,11 +823,7 @@ impl Tracker {
         for (i, &mv) in moves.iter().enumerate() {
             let mut pos = game.tip().clone();
             pos.play_unchecked(mv);
-            game.pending.push(Step {
-                mv,
-                pos,
-                reconstructed: burst,
-            });
+            let mut notes = Vec::new();
             if i == 0 {
                 if let (
                     Move::Castle { rook, .. },
@@ -833,7 +835,7 @@ impl Tracker {
                 ) = (mv, replaced_first)
                 {
                     if from == rook {
-                        out.push(rook_first_alert(rook));
+                        notes.push(rook_first_alert(rook));
                     }
                 }
             }
@@ -843,8 +845,14 @@ impl Tracker {
                 ..
             } = mv
             {
-                out.push(rook_promotion_alert(to));
+                notes.push(rook_promotion_alert(to));
             }
+            game.pending.push(Step {
+                mv,
+                pos,
+                reconstructed: burst,
+                notes,
+            });
         }
     }
 
@@ -933,6 +941,7 @@ impl Tracker {
                 None,
             ),
         };
+        out.extend(step.notes);
         out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
             ply,
             san,
