@@ -29,6 +29,7 @@ fn main() {
             rotated: idx % 3 == 1,
             white_right: idx % 2 == 1,
             seed: idx,
+            occupancy: false,
         };
         let d = hand::drive_game(&g.start_fen, &ucis, style);
         // A fast tracker that loses moves is no use: count what was followed.

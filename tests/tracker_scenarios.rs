@@ -6,7 +6,7 @@ mod support;
 
 use eboard_bridge::events::{GameEvent, GameResult, Severity};
 use eboard_bridge::tracker::TrackerConfig;
-use eboard_protocols::{ClockSide, MagicPiece, Picture, Sensed};
+use eboard_protocols::{ClockSide, MagicPiece, Picture};
 use shakmaty::Color;
 use support::{Script, Turn};
 
@@ -236,41 +236,62 @@ fn s13_immediate_recapture_without_presses() {
     assert_quiet(&sc);
 }
 
-/// Occupancy-only boards (14, 15, 26) are not followed by this tracker: it needs
-/// piece identities. It must then publish nothing rather than guess.
-fn occupancy_publishes_nothing(moves: &[(&str, Option<char>)]) {
-    let mut sc = scandinavian();
-    let base = sc.board.clone();
-    sc.board = base.to_occupancy();
-    sc.send();
-    for (sqr, p) in moves {
-        sc.t += 220;
-        let v = if p.is_some() {
-            Sensed::Occupied
-        } else {
-            Sensed::Empty
-        };
-        sc.board.set(support::sq(sqr), v);
-        sc.send();
-    }
-    sc.press(W).wait(1_000);
-    assert!(sc.sans().is_empty());
-    assert!(sc.retractions().is_empty());
+const FORK: &str = "rnbqkb1r/pppp1p1p/8/4p1p1/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 0 1";
+
+fn occupancy(f: &str) -> Script {
+    let mut sc = Script::occupancy_from_fen(f);
+    assert_eq!(sc.game_starts().len(), 1, "occupancy start accepted");
+    sc.clear();
+    sc
 }
 
 #[test]
-fn s14_occupancy_knight_capture_square_is_not_guessed() {
-    occupancy_publishes_nothing(&[("g1", None), ("f3", Some('N'))]);
+fn s14_occupancy_capture_square_from_the_lift_log() {
+    // The captured pawn is taken off first: e5 was seen empty, so Nxe5, not Nxg5.
+    let mut sc = occupancy(FORK);
+    sc.lift("e5").lift("f3").place("e5", 'N').press(W);
+    assert_eq!(sc.sans(), s(&["Nxe5"]));
+    assert!(sc.alerts().is_empty());
+}
+
+#[test]
+fn s14b_occupancy_capture_without_log_needs_confirmation() {
+    // Swept on: only f3 ever changes. Nxe5 and Nxg5 look the same: no guess.
+    let mut sc = occupancy(FORK);
+    sc.lift("f3").place("g5", 'N').press(W);
+    assert!(sc.sans().is_empty());
+    let a = sc.alerts();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].kind, "ambiguous_moves");
+    assert!(a[0].message.contains("Nxe5") && a[0].message.contains("Nxg5"));
+    // Black's reply fits one of them only (the queen takes on g5): resolved.
+    sc.lift("d8").place("g5", 'q').press(B);
+    assert_eq!(sc.sans(), s(&["Nxg5", "Qxg5"]));
 }
 
 #[test]
 fn s15_occupancy_touched_pawn_is_not_a_capture() {
-    occupancy_publishes_nothing(&[
-        ("d5", None),
-        ("d5", Some('p')),
-        ("g1", None),
-        ("f3", Some('N')),
-    ]);
+    let mut sc =
+        Script::occupancy_from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+    sc.play("e2e4", W).play("e7e5", B);
+    // Black's e5 pawn is lifted and put back; then White plays a quiet knight move.
+    sc.lift("e5").place("e5", 'p').wait(300);
+    sc.lift("g1").place("f3", 'N').press(W);
+    assert_eq!(sc.sans(), s(&["e4", "e5", "Nf3"]));
+    assert_quiet(&sc);
+}
+
+#[test]
+fn s26_occupancy_promotion_is_a_flagged_queen() {
+    let mut sc = occupancy(PROMO);
+    sc.lift("e7").place("e8", 'Q').press(W);
+    assert_eq!(sc.sans(), s(&["e8=Q+"]));
+    let a = sc.alerts();
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        (a[0].kind.as_str(), a[0].squares.clone()),
+        ("promotion_piece_unknown", s(&["e8"]))
+    );
 }
 
 // ----- 4.3 en passant ---------------------------------------------------------
@@ -390,11 +411,6 @@ fn s25_pawn_left_on_last_rank_and_pressed() {
     );
 }
 
-#[test]
-fn s26_occupancy_promotion_is_not_guessed() {
-    occupancy_publishes_nothing(&[("e4", None), ("d5", Some('P'))]);
-}
-
 // ----- 4.5 slides and noise ---------------------------------------------------
 
 const ROOK: &str = "7k/8/8/8/8/8/8/R3K3 w - - 0 1";
@@ -486,6 +502,17 @@ fn s32_off_centre_misread_does_nothing() {
     sc.play("d2d4", W);
     assert_eq!(sc.sans(), s(&["d4"]));
     assert!(sc.alerts().is_empty());
+}
+
+#[test]
+fn s32b_misread_new_piece_is_replaced_before_verification() {
+    // The new queen reads as a rook for one scan: a provisional e8=R that is never
+    // verified, so no alert about it either.
+    let mut sc = fen(PROMO);
+    sc.lift("e7").place("e8", 'R').place("e8", 'Q').press(W);
+    assert_eq!(sc.sans(), s(&["e8=Q+"]));
+    assert!(sc.alerts().is_empty());
+    assert_quiet(&sc);
 }
 
 #[test]
@@ -630,6 +657,22 @@ fn s41_illegal_move_restored_then_legal_move() {
         sc.retractions().is_empty(),
         "the illegal move was never published"
     );
+}
+
+#[test]
+fn s41b_verified_move_taken_back_and_replaced_at_once() {
+    let mut sc = Script::standard();
+    sc.play("e2e4", W).play("e7e5", B);
+    // Black takes e5 back and plays d5 straight away, within the takeback hold.
+    sc.lift("e5")
+        .place("e7", 'p')
+        .lift("d7")
+        .place("d5", 'p')
+        .arbiter_runs_clock_for(B);
+    sc.press(B);
+    assert_eq!(sc.retractions(), vec![(2, vec![2])]);
+    assert_eq!(sc.sans(), s(&["e4", "d5"]));
+    assert_eq!(sc.alert_kinds(), s(&["takeback"]));
 }
 
 #[test]

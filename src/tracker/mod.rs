@@ -21,6 +21,8 @@
 mod search;
 mod start;
 
+use search::Target;
+
 use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture};
 use shakmaty::{
     fen::Fen, san::SanPlus, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move,
@@ -98,6 +100,9 @@ struct Step {
     pos: Chess,
     /// No picture showed this ply on its own (found inside a burst).
     reconstructed: bool,
+    /// Alerts about how the move was made, sent when it is verified (a provisional
+    /// move that is replaced was never made).
+    notes: Vec<TrackerEvent>,
 }
 
 /// A clock press whose move was still in the hand when it came.
@@ -180,11 +185,19 @@ pub struct Tracker {
     wrong_start: Option<(Picture, Millis, Vec<Square>)>,
     wrong_start_alerted: Option<Picture>,
     ambiguous_alerted: Option<Vec<Vec<Move>>>,
+    /// The candidate lines of an unresolved ambiguity (prefix kept, moves).
+    ambiguous_lines: Vec<(usize, Vec<Move>)>,
     /// Squares reported displaced (Article 7.4) and what they showed then: while they
     /// still show that, moves elsewhere are matched as if they were in place.
     displaced: Option<(shakmaty::Bitboard, Board)>,
+    /// An earlier position of the game the board showed since the last explained
+    /// picture (the start of a takeback).
+    passed_back: Option<usize>,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
+    /// Occupancy-only: accept captures whose square was never seen empty (the
+    /// picture has been still, or the clock was pressed).
+    lenient: bool,
     /// The link was down since the last explained picture: changes were missed,
     /// so bursts cannot be checked against what the squares showed.
     gap: bool,
@@ -217,8 +230,11 @@ impl Tracker {
             wrong_start: None,
             wrong_start_alerted: None,
             ambiguous_alerted: None,
+            ambiguous_lines: Vec::new(),
             displaced: None,
+            passed_back: None,
             seen: search::Seen::default(),
+            lenient: false,
             gap: false,
             clock_seen: false,
             last_reading: None,
@@ -279,7 +295,11 @@ impl Tracker {
     /// A new clock reading.
     pub fn clock(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
         self.timers(t_ms, out);
-        self.clock_seen = true;
+        // Only a clock that reports its lever shows presses; without one, moves are
+        // verified as on a board with no clock.
+        if reading.lever_high.is_some() {
+            self.clock_seen = true;
+        }
         let prev = self.last_reading.replace(*reading);
         if self.phase != Phase::Playing {
             return;
@@ -367,6 +387,9 @@ impl Tracker {
         if raw.occupied().count() != pieces {
             return None;
         }
+        if raw.magic_pieces().next().is_none() && raw.to_board().is_none() {
+            return self.detect_occupancy_start(raw);
+        }
         for o in Orientation::ALL {
             let Some(board) = o.apply(raw).to_board() else {
                 continue;
@@ -391,6 +414,33 @@ impl Tracker {
             }
         }
         None
+    }
+
+    /// Occupancy-only boards cannot tell a Chess960 start from the standard one, nor
+    /// a board turned 180° from one used as built: the start must be the standard
+    /// one or the operator's (`set_start_fen`), and the board is taken as built.
+    /// A quarter turn still shows (files instead of ranks occupied).
+    fn detect_occupancy_start(&self, raw: &Picture) -> Option<StartCandidate> {
+        let (pos, mode) = match &self.custom_start {
+            Some((pos, mode)) => (pos.clone(), *mode),
+            None => (Chess::default(), CastlingMode::Standard),
+        };
+        let chess960 = start_number(pos.board());
+        [
+            Orientation::ALL[0],
+            Orientation::ALL[2],
+            Orientation::ALL[3],
+        ]
+        .into_iter()
+        .find(|o| o.apply(raw).occupied() == pos.board().occupied())
+        .map(|orientation| StartCandidate {
+            raw: raw.clone(),
+            since: 0,
+            orientation,
+            pos,
+            mode,
+            chess960,
+        })
     }
 
     fn look_for_start(&mut self, t: Millis, raw: &Picture) {
@@ -432,10 +482,14 @@ impl Tracker {
         self.takeback = None;
         self.press = None;
         self.ambiguous_alerted = None;
+        self.ambiguous_lines.clear();
         self.displaced = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
-        if let Some(b) = &self.last_board {
-            self.seen.reset(b);
+        match &self.last_board {
+            Some(b) => self.seen.reset(Target::Board(b)),
+            None => self.seen.reset(Target::Occupancy(
+                cand.orientation.apply(&cand.raw).occupied(),
+            )),
         }
         self.gap = false;
         self.last_change_t = t;
@@ -476,15 +530,17 @@ impl Tracker {
             );
             return;
         }
+        // Identity boards give a board; occupancy-only boards only which squares
+        // hold something.
         let board = norm.to_board();
-        self.last_board = board.clone();
-        if let Some(b) = &board {
-            self.seen.add(b);
-        }
-        let mut resolution = match &board {
-            Some(b) => self.resolve(t, b, out),
-            None => Resolution::Unexplained,
+        let occupancy = norm.occupied();
+        let target = match &board {
+            Some(b) => Target::Board(b),
+            None => Target::Occupancy(occupancy),
         };
+        self.last_board = board.clone();
+        self.seen.add(target);
+        let mut resolution = self.resolve(t, target, out);
         if resolution == Resolution::Explained {
             // The board shows the game exactly: any displaced piece is back.
             self.displaced = None;
@@ -502,20 +558,19 @@ impl Tracker {
                 }
             }
             if &corrected != b {
-                resolution = self.resolve(t, &corrected, out);
+                resolution = self.resolve(t, Target::Board(&corrected), out);
             }
         }
         self.resolution = resolution;
         if resolution == Resolution::Explained {
-            if let Some(b) = &board {
-                self.seen.reset(b);
-            }
+            self.seen.reset(target);
             self.gap = false;
         }
         if resolution != Resolution::Unexplained {
             self.unexplained_since = None;
             self.unexplained_alerted = false;
             self.takeback = None;
+            self.passed_back = None;
             return;
         }
         if let Some(b) = &board {
@@ -530,55 +585,154 @@ impl Tracker {
             if self.try_reorient(raw, out) {
                 return;
             }
-            let game = self.game.as_ref().expect("playing");
-            let n = game.history.len() - 1;
-            let earlier = (0..n).rev().find(|&k| game.history[k].board() == b);
-            self.takeback = match (earlier, self.takeback) {
-                (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
-                (Some(k), _) => Some((k, t)),
-                (None, _) => None,
-            };
-            // Another start altogether (the next round's Chess960 start, ...).
-            self.start_candidate = match earlier {
-                None => self.detect_start(raw).map(|mut c| {
-                    c.since = t;
-                    c
-                }),
-                Some(_) => None,
-            };
-        } else {
-            self.start_candidate = None;
         }
+        let game = self.game.as_ref().expect("playing");
+        let n = game.history.len() - 1;
+        let earlier = (0..n)
+            .rev()
+            .find(|&k| target.matches(game.history[k].board()));
+        self.takeback = match (earlier, self.takeback) {
+            (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
+            (Some(k), _) => Some((k, t)),
+            (None, _) => None,
+        };
+        if earlier.is_some() {
+            self.passed_back = earlier;
+        } else if let Some(k) = self.passed_back.filter(|&k| k < n) {
+            // The board went back to an earlier position and a move was made from
+            // there before the takeback hold ran out (a move taken back and another
+            // played at once): the takeback is proven by the new move.
+            if search::sequences(&game.history[k], target, 1, 2, None).len() == 1 {
+                self.passed_back = None;
+                self.take_back(t, k, out);
+                if self.phase == Phase::Playing {
+                    self.last_raw = None;
+                    self.play_picture(t, raw, out);
+                }
+                return;
+            }
+        }
+        // Another start altogether (the next round's Chess960 start, ...).
+        self.start_candidate = match earlier {
+            None => self.detect_start(raw).map(|mut c| {
+                c.since = t;
+                c
+            }),
+            Some(_) => None,
+        };
         if self.unexplained_since.is_none() {
             self.unexplained_since = Some(t);
         }
     }
 
-    /// Matches a picture's board against the current line; updates the line.
-    fn resolve(&mut self, t: Millis, board: &Board, out: &mut Vec<TrackerEvent>) -> Resolution {
+    /// Matches a picture against the current line; updates the line.
+    fn resolve(
+        &mut self,
+        t: Millis,
+        target: Target<'_>,
+        out: &mut Vec<TrackerEvent>,
+    ) -> Resolution {
         let game = self.game.as_mut().expect("playing");
-        if game.tip().board() == board {
+        if target.matches(game.tip().board()) {
+            self.ambiguous_lines.clear();
             self.ambiguous_alerted = None;
             // A press may have waited for this picture (a flicker ended).
             self.resolution = Resolution::Explained;
             self.settle(t, out);
             return Resolution::Explained;
         }
-        let max = self.config.max_burst_plies.max(1);
+        let seen = (!self.gap).then_some(&self.seen);
+        // An ambiguity is resolved when the play that follows fits one candidate only.
+        // The line under the candidates may have changed since (a takeback, a
+        // verification): candidates hanging off a prefix that is gone are void.
+        if self
+            .ambiguous_lines
+            .iter()
+            .any(|(j, _)| *j > game.pending.len())
+        {
+            self.ambiguous_lines.clear();
+        }
+        if !self.ambiguous_lines.is_empty() {
+            let mut fits = Vec::new();
+            for (j, line) in &self.ambiguous_lines {
+                let mut pos = game.pos_at(*j).clone();
+                for &m in line {
+                    pos.play_unchecked(m);
+                }
+                if target.matches(pos.board()) {
+                    // Back to the ambiguous picture: still undecided.
+                    return Resolution::Ambiguous;
+                }
+                for depth in 1..=2 {
+                    let ext = search::sequences(&pos, target, depth, 4, seen);
+                    if !ext.is_empty() {
+                        fits.push((*j, line.clone(), ext));
+                        break;
+                    }
+                }
+            }
+            if fits.len() == 1 && fits[0].2.len() == 1 && fits[0].2[0].len() == 1 {
+                let (j, mut line, ext) = fits.pop().expect("one");
+                line.extend(ext.into_iter().next().expect("one"));
+                self.ambiguous_lines.clear();
+                self.ambiguous_alerted = None;
+                self.extend_line(j, line);
+                self.resolution = Resolution::Explained;
+                self.settle(t, out);
+                return Resolution::Explained;
+            }
+            if !fits.is_empty() {
+                // Every candidate still fits: follow each of them until one fails.
+                let followed: Vec<(usize, Vec<Move>)> = fits
+                    .into_iter()
+                    .flat_map(|(j, line, exts)| {
+                        exts.into_iter().map(move |ext| {
+                            let mut l = line.clone();
+                            l.extend(ext);
+                            (j, l)
+                        })
+                    })
+                    .take(16)
+                    .collect();
+                self.ambiguous_lines = followed;
+                return Resolution::Ambiguous;
+            }
+        }
+        // Occupancy alone cannot support bursts: too many sequences give the same
+        // squares. Such boards follow one ply per picture.
+        let max = match target {
+            Target::Board(_) => self.config.max_burst_plies.max(1),
+            Target::Occupancy(_) => 1,
+        };
         let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
-        'passes: for (lo, hi) in [(0, 2.min(max)), (3, max)] {
+        'passes: for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
             for j in (0..=game.pending.len()).rev() {
                 let base = game.pos_at(j);
                 for depth in lo..=hi {
                     let sols = if depth == 0 {
-                        if base.board() == board {
+                        if target.matches(base.board()) {
                             vec![Vec::new()]
                         } else {
                             Vec::new()
                         }
                     } else {
-                        let seen = (!self.gap).then_some(&self.seen);
-                        search::sequences(base, board, depth, 6, seen)
+                        let mut sols = search::sequences(base, target, depth, 6, seen);
+                        if !self.lenient && matches!(target, Target::Occupancy(_)) {
+                            // A board that cannot tell pieces apart shows a piece
+                            // lifted off its square exactly as a capture by it. A
+                            // capture counts at once only when its square was seen
+                            // empty (the captured piece taken off first); otherwise
+                            // it waits for a still picture or a press (`lenient`).
+                            let emptied = self.seen.emptied();
+                            sols.retain(|line| {
+                                line.iter().all(|m| {
+                                    m.capture().is_none()
+                                        || m.is_en_passant()
+                                        || emptied.contains(m.to())
+                                })
+                            });
+                        }
+                        sols
                     };
                     if !sols.is_empty() {
                         found = Some((j, sols));
@@ -587,7 +741,7 @@ impl Tracker {
                 }
             }
         }
-        let Some((j, sols)) = found else {
+        let Some((j, mut sols)) = found else {
             return Resolution::Unexplained;
         };
         // Several plies at once that lead back to a position the game already had
@@ -596,31 +750,80 @@ impl Tracker {
         // (Nf3 Nc6 undone reads as "Ng1 Nb8" otherwise).
         if sols[0].len() >= 2 {
             let n = game.history.len() - 1;
-            if game.history[..n].iter().any(|p| p.board() == board) {
+            if game.history[..n].iter().any(|p| target.matches(p.board())) {
                 return Resolution::Unexplained;
+            }
+        }
+        let mut default_promotion = None;
+        if sols.len() > 1 {
+            // Occupancy-only boards: a capture square is known when the captured
+            // piece was seen taken off first.
+            let emptied = self.seen.emptied();
+            let captured_first: Vec<Vec<Move>> = sols
+                .iter()
+                .filter(|line| {
+                    line.iter().all(|m| {
+                        m.capture().is_none() || m.is_en_passant() || emptied.contains(m.to())
+                    })
+                })
+                .cloned()
+                .collect();
+            if !captured_first.is_empty() && captured_first.len() < sols.len() {
+                sols = captured_first;
+            }
+        }
+        if sols.len() > 1 && sols.iter().all(|l| l.len() == 1 && l[0].is_promotion()) {
+            let first = sols[0][0];
+            let same_squares = sols
+                .iter()
+                .all(|l| l[0].from() == first.from() && l[0].to() == first.to());
+            if same_squares {
+                // Occupancy-only: the new piece cannot be seen. Queen, flagged (3.7.5).
+                if let Some(q) = sols.iter().find(|l| l[0].promotion() == Some(Role::Queen)) {
+                    default_promotion = Some(first.to());
+                    sols = vec![q.clone()];
+                }
             }
         }
         if sols.len() > 1 {
             if self.ambiguous_alerted.as_ref() != Some(&sols) {
                 let base = game.pos_at(j).clone();
-                out.push(ambiguous_alert(&base, board, &sols));
-                self.ambiguous_alerted = Some(sols);
+                out.push(ambiguous_alert(&base, target, &sols));
+                self.ambiguous_alerted = Some(sols.clone());
             }
+            self.ambiguous_lines = sols.into_iter().map(|l| (j, l)).collect();
             return Resolution::Ambiguous;
         }
         self.ambiguous_alerted = None;
+        self.ambiguous_lines.clear();
         let moves = sols.into_iter().next().expect("one solution");
+        self.extend_line(j, moves);
+        if let Some(sq) = default_promotion {
+            let game = self.game.as_mut().expect("playing");
+            if let Some(step) = game.pending.last_mut() {
+                step.notes.push(default_promotion_alert(sq));
+            }
+        }
+        let game = self.game.as_ref().expect("playing");
+        if game.pending.is_empty() {
+            // The line was undone on the board: a press made for it is void.
+            self.press = None;
+        }
+        self.resolution = Resolution::Explained;
+        self.settle(t, out);
+        Resolution::Explained
+    }
+
+    /// Keeps the line's first `j` moves and appends `moves`.
+    fn extend_line(&mut self, j: usize, moves: Vec<Move>) {
+        let game = self.game.as_mut().expect("playing");
         let replaced_first = game.pending.get(j).map(|s| s.mv);
         game.pending.truncate(j);
         let burst = moves.len() >= 2;
         for (i, &mv) in moves.iter().enumerate() {
             let mut pos = game.tip().clone();
             pos.play_unchecked(mv);
-            game.pending.push(Step {
-                mv,
-                pos,
-                reconstructed: burst,
-            });
+            let mut notes = Vec::new();
             if i == 0 {
                 if let (
                     Move::Castle { rook, .. },
@@ -632,7 +835,7 @@ impl Tracker {
                 ) = (mv, replaced_first)
                 {
                     if from == rook {
-                        out.push(rook_first_alert(rook));
+                        notes.push(rook_first_alert(rook));
                     }
                 }
             }
@@ -642,16 +845,15 @@ impl Tracker {
                 ..
             } = mv
             {
-                out.push(rook_promotion_alert(to));
+                notes.push(rook_promotion_alert(to));
             }
+            game.pending.push(Step {
+                mv,
+                pos,
+                reconstructed: burst,
+                notes,
+            });
         }
-        if game.pending.is_empty() {
-            // The line was undone on the board: a press made for it is void.
-            self.press = None;
-        }
-        self.resolution = Resolution::Explained;
-        self.settle(t, out);
-        Resolution::Explained
     }
 
     /// The colour of the player who pressed on `side`; with no mapping yet, the
@@ -739,6 +941,7 @@ impl Tracker {
                 None,
             ),
         };
+        out.extend(step.notes);
         out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
             ply,
             san,
@@ -893,6 +1096,26 @@ impl Tracker {
                         return;
                     }
                 }
+                if self.last_board.is_none() && self.occupancy_capture_due(t) {
+                    // Occupancy-only: a still picture (or a press) settles a
+                    // capture the board could not see the captured piece leave for.
+                    if let Some(raw) = self.last_raw.clone() {
+                        let occupancy = self.orientation.apply(&raw).occupied();
+                        self.lenient = true;
+                        let r = self.resolve(t, Target::Occupancy(occupancy), out);
+                        self.lenient = false;
+                        if r != Resolution::Unexplained {
+                            self.resolution = r;
+                            if r == Resolution::Explained {
+                                self.seen.reset(Target::Occupancy(occupancy));
+                            }
+                            self.unexplained_since = None;
+                            self.unexplained_alerted = false;
+                            self.takeback = None;
+                            return;
+                        }
+                    }
+                }
                 let clock_running =
                     !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
                 if let Some(cand) = &self.start_candidate {
@@ -903,7 +1126,9 @@ impl Tracker {
                     }
                 }
                 let board = self.last_board.clone();
-                if let Some(press) = self.press.as_mut() {
+                // With candidates pending (an ambiguity), the press was for one of them.
+                let candidates = !self.ambiguous_lines.is_empty();
+                if let Some(press) = self.press.as_mut().filter(|_| !candidates) {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         let game = self.game.as_ref().expect("playing");
@@ -918,16 +1143,20 @@ impl Tracker {
                     {
                         self.unexplained_alerted = true;
                         let game = self.game.as_ref().expect("playing");
-                        let tip = Picture::from_board(game.tip().board());
-                        let shown = match &board {
-                            Some(b) => Picture::from_board(b),
-                            None => self
-                                .last_raw
-                                .as_ref()
-                                .map(|r| self.orientation.apply(r))
-                                .unwrap_or_default(),
+                        let squares: Vec<Square> = match &board {
+                            Some(b) => search::diff(game.tip().board(), b).into_iter().collect(),
+                            None => {
+                                // Occupancy-only: compare what can be seen.
+                                let shown = self
+                                    .last_raw
+                                    .as_ref()
+                                    .map(|r| self.orientation.apply(r).occupied())
+                                    .unwrap_or_default();
+                                (game.tip().board().occupied() ^ shown)
+                                    .into_iter()
+                                    .collect()
+                            }
                         };
-                        let squares: Vec<Square> = tip.diff(&shown).into_iter().collect();
                         if let Some(b) = &board {
                             let mask = search::diff(game.tip().board(), b);
                             self.displaced = Some((mask, b.clone()));
@@ -946,6 +1175,17 @@ impl Tracker {
                 }
             }
         }
+    }
+
+    /// Whether an occupancy picture has been still long enough (or pressed for) to
+    /// read a capture from it without having seen the captured piece leave.
+    fn occupancy_capture_due(&self, t: Millis) -> bool {
+        let hold = self.config.press_settle_ms * 2;
+        let still = t.saturating_sub(self.last_change_t) >= hold;
+        let pressed = self.press.as_ref().is_some_and(|p| {
+            t.saturating_sub(p.t.max(self.last_change_t)) >= self.config.press_settle_ms
+        });
+        still || pressed
     }
 
     /// A start picture held with the clock stopped in a game that never reached a
@@ -1009,6 +1249,7 @@ impl Tracker {
         }));
         self.takeback = None;
         self.press = None;
+        self.ambiguous_lines.clear();
         self.resolution = Resolution::Explained;
         self.unexplained_since = None;
         self.unexplained_alerted = false;
@@ -1078,6 +1319,18 @@ fn rook_first_alert(rook: Square) -> TrackerEvent {
     })
 }
 
+fn default_promotion_alert(to: Square) -> TrackerEvent {
+    TrackerEvent::Alert(Alert {
+        kind: "promotion_piece_unknown".into(),
+        article: "3.7.5".into(),
+        severity: Severity::Warning,
+        squares: Alert::square_names([to]),
+        message: format!(
+            "A pawn promoted on {to}; this board cannot see which piece was put there, so a queen is recorded: check the piece on {to}."
+        ),
+    })
+}
+
 fn rook_promotion_alert(to: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
         kind: "promotion_to_rook".into(),
@@ -1090,7 +1343,7 @@ fn rook_promotion_alert(to: Square) -> TrackerEvent {
     })
 }
 
-fn ambiguous_alert(base: &Chess, board: &Board, sols: &[Vec<Move>]) -> TrackerEvent {
+fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> TrackerEvent {
     let lines: Vec<String> = sols
         .iter()
         .map(|line| {
@@ -1105,7 +1358,7 @@ fn ambiguous_alert(base: &Chess, board: &Board, sols: &[Vec<Move>]) -> TrackerEv
         kind: "ambiguous_moves".into(),
         article: "8.4".into(),
         severity: Severity::Warning,
-        squares: Alert::square_names(search::diff(base.board(), board)),
+        squares: Alert::square_names(target.diff(base.board())),
         message: format!(
             "Several move orders lead to the position on the board: {}. Nothing is published until the arbiter confirms which was played.",
             lines.join(" | ")

@@ -16,13 +16,23 @@
 
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position};
 
-/// Which pieces each square has shown (one bit per colour and role).
+/// What the squares showed since the last explained picture: which pieces each
+/// square showed (one bit per colour and role), which squares showed anything
+/// (occupancy-only boards), and which were seen empty.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Seen([u16; 64]);
+pub struct Seen {
+    pieces: [u16; 64],
+    occupied: Bitboard,
+    emptied: Bitboard,
+}
 
 impl Default for Seen {
     fn default() -> Self {
-        Seen([0; 64])
+        Seen {
+            pieces: [0; 64],
+            occupied: Bitboard::EMPTY,
+            emptied: Bitboard::EMPTY,
+        }
     }
 }
 
@@ -31,21 +41,65 @@ impl Seen {
         1 << (usize::from(p.color == Color::White) * 6 + usize::from(p.role as u8) - 1)
     }
 
-    /// Forget everything but what `board` shows.
-    pub fn reset(&mut self, board: &Board) {
-        self.0 = [0; 64];
-        self.add(board);
+    /// Forget everything but what `target` shows.
+    pub fn reset(&mut self, target: Target<'_>) {
+        *self = Seen::default();
+        self.add(target);
+        self.emptied = Bitboard::EMPTY;
     }
 
-    /// Records what `board` shows.
-    pub fn add(&mut self, board: &Board) {
-        for (sq, p) in board {
-            self.0[usize::from(sq)] |= Seen::bit(p);
+    /// Records what `target` shows.
+    pub fn add(&mut self, target: Target<'_>) {
+        let occupied = match target {
+            Target::Board(board) => {
+                for (sq, p) in board {
+                    self.pieces[usize::from(sq)] |= Seen::bit(p);
+                }
+                board.occupied()
+            }
+            Target::Occupancy(occ) => occ,
+        };
+        self.occupied |= occupied;
+        self.emptied |= !occupied;
+    }
+
+    /// Squares seen empty since the reset (a captured piece taken off first).
+    pub fn emptied(&self) -> Bitboard {
+        self.emptied
+    }
+
+    fn has(&self, sq: shakmaty::Square, p: Piece, identity: bool) -> bool {
+        if identity {
+            self.pieces[usize::from(sq)] & Seen::bit(p) != 0
+        } else {
+            self.occupied.contains(sq)
+        }
+    }
+}
+
+/// What a picture says about the board: every piece (identity boards) or only
+/// which squares are occupied (occupancy-only boards).
+#[derive(Clone, Copy, Debug)]
+pub enum Target<'a> {
+    Board(&'a Board),
+    Occupancy(Bitboard),
+}
+
+impl Target<'_> {
+    /// Squares where `board` disagrees with the picture.
+    pub fn diff(&self, board: &Board) -> Bitboard {
+        match self {
+            Target::Board(t) => diff(board, t),
+            Target::Occupancy(occ) => board.occupied() ^ *occ,
         }
     }
 
-    fn has(&self, sq: shakmaty::Square, p: Piece) -> bool {
-        self.0[usize::from(sq)] & Seen::bit(p) != 0
+    /// Whether `board` is what the picture shows.
+    pub fn matches(&self, board: &Board) -> bool {
+        match self {
+            Target::Board(t) => *t == board,
+            Target::Occupancy(occ) => board.occupied() == *occ,
+        }
     }
 }
 
@@ -78,7 +132,7 @@ pub fn touched(m: Move) -> Bitboard {
 /// been seen on that square.
 pub fn sequences(
     pos: &Chess,
-    target: &Board,
+    target: Target<'_>,
     depth: usize,
     limit: usize,
     seen: Option<&Seen>,
@@ -96,35 +150,47 @@ pub fn sequences(
 }
 
 struct Ctx<'a> {
-    target: &'a Board,
+    target: Target<'a>,
     limit: usize,
     seen: Option<&'a Seen>,
     out: &'a mut Vec<Vec<Move>>,
 }
 
-fn plausible(pos: &Chess, target: &Board, left: usize, d: Bitboard) -> bool {
+fn plausible(pos: &Chess, target: Target<'_>, left: usize, d: Bitboard) -> bool {
     let n = d.count();
-    if n > 4 * left || (left <= 2 && n < 2) {
+    if n > 4 * left {
         return false;
     }
-    // (Two plies change at least two squares: `Nxe5 dxe5` leaves e5 as it was.)
-    // Captures: each side loses at most one piece per enemy ply, and never gains one
-    // (promotion changes a piece's role, not the count).
-    let to_move = pos.turn();
-    let (ours, theirs) = (left.div_ceil(2), left / 2);
     let board = pos.board();
-    for (color, enemy_plies) in [(to_move, theirs), (!to_move, ours)] {
-        let now = board.by_color(color).count();
-        let then = target.by_color(color).count();
-        if then > now || now - then > enemy_plies {
-            return false;
+    match target {
+        Target::Board(target) => {
+            // Two plies change at least two squares (`Nxe5 dxe5` leaves e5 as it was).
+            if left <= 2 && n < 2 {
+                return false;
+            }
+            // Captures: each side loses at most one piece per enemy ply, and never
+            // gains one (promotion changes a piece's role, not the count).
+            let to_move = pos.turn();
+            let (ours, theirs) = (left.div_ceil(2), left / 2);
+            for (color, enemy_plies) in [(to_move, theirs), (!to_move, ours)] {
+                let now = board.by_color(color).count();
+                let then = target.by_color(color).count();
+                if then > now || now - then > enemy_plies {
+                    return false;
+                }
+            }
+            true
+        }
+        Target::Occupancy(occ) => {
+            // A capture changes a single square's occupancy.
+            let (now, then) = (board.occupied().count(), occ.count());
+            n >= 1 && then <= now && now - then <= left
         }
     }
-    true
 }
 
 fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
-    let d = diff(pos.board(), ctx.target);
+    let d = ctx.target.diff(pos.board());
     if left == 0 {
         if d.is_empty() {
             ctx.out.push(path.clone());
@@ -146,9 +212,12 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
         next.play_unchecked(m);
         if left > 1 {
             if let Some(seen) = ctx.seen {
-                let unseen = touched
-                    .into_iter()
-                    .any(|sq| next.board().piece_at(sq).is_some_and(|p| !seen.has(sq, p)));
+                let identity = matches!(ctx.target, Target::Board(_));
+                let unseen = touched.into_iter().any(|sq| {
+                    next.board()
+                        .piece_at(sq)
+                        .is_some_and(|p| !seen.has(sq, p, identity))
+                });
                 if unseen {
                     continue;
                 }
@@ -182,13 +251,19 @@ mod tests {
     fn finds_single_and_double_plies_and_rejects_transients() {
         let start = Chess::default();
         let one = after(&["e2e4"]);
-        assert_eq!(sequences(&start, one.board(), 1, 4, None).len(), 1);
+        assert_eq!(
+            sequences(&start, Target::Board(one.board()), 1, 4, None).len(),
+            1
+        );
         let two = after(&["e2e4", "e7e5"]);
-        assert_eq!(sequences(&start, two.board(), 2, 4, None).len(), 1);
+        assert_eq!(
+            sequences(&start, Target::Board(two.board()), 2, 4, None).len(),
+            1
+        );
         let mut lifted = start.board().clone();
         lifted.discard_piece_at(shakmaty::Square::E2);
         for depth in 1..=4 {
-            assert!(sequences(&start, &lifted, depth, 4, None).is_empty());
+            assert!(sequences(&start, Target::Board(&lifted), depth, 4, None).is_empty());
         }
         let fen = Fen::from_position(&two, EnPassantMode::Legal);
         assert!(fen.into_position::<Chess>(CastlingMode::Standard).is_ok());
@@ -198,7 +273,10 @@ mod tests {
     fn transpositions_are_all_reported() {
         let start = Chess::default();
         let three = after(&["g1f3", "g8f6", "b1c3"]);
-        assert_eq!(sequences(&start, three.board(), 3, 8, None).len(), 2);
+        assert_eq!(
+            sequences(&start, Target::Board(three.board()), 3, 8, None).len(),
+            2
+        );
     }
 
     #[test]
@@ -219,9 +297,9 @@ mod tests {
             after.play_unchecked(m);
         }
         let mut seen = Seen::default();
-        seen.reset(pos.board());
-        seen.add(after.board());
-        assert!(sequences(&pos, after.board(), 2, 4, Some(&seen)).is_empty());
+        seen.reset(Target::Board(pos.board()));
+        seen.add(Target::Board(after.board()));
+        assert!(sequences(&pos, Target::Board(after.board()), 2, 4, Some(&seen)).is_empty());
         let mut mid = pos.clone();
         mid.play_unchecked(
             "f3e5"
@@ -230,7 +308,10 @@ mod tests {
                 .to_move(&pos)
                 .unwrap(),
         );
-        seen.add(mid.board());
-        assert_eq!(sequences(&pos, after.board(), 2, 4, Some(&seen)).len(), 1);
+        seen.add(Target::Board(mid.board()));
+        assert_eq!(
+            sequences(&pos, Target::Board(after.board()), 2, 4, Some(&seen)).len(),
+            1
+        );
     }
 }

@@ -26,6 +26,9 @@ pub struct HandStyle {
     pub white_right: bool,
     /// Varies the orders used (ply index is mixed in).
     pub seed: usize,
+    /// The board senses occupancy only; captured pieces are taken off first (the
+    /// lift log is what tells the capture square on such boards).
+    pub occupancy: bool,
 }
 
 /// What a driven game produced.
@@ -51,6 +54,7 @@ struct Hand {
     board: Picture,
     t: Millis,
     rotated: bool,
+    occupancy: bool,
     clock: ClockReading,
     clock_t: Millis,
     white_side: ClockSide,
@@ -61,11 +65,14 @@ struct Hand {
 
 impl Hand {
     fn send(&mut self) {
-        let raw = if self.rotated {
+        let mut raw = if self.rotated {
             self.board.rotated_180()
         } else {
             self.board.clone()
         };
+        if self.occupancy {
+            raw = raw.to_occupancy();
+        }
         let start = Instant::now();
         self.tracker.picture(self.t, &raw, &mut self.events);
         self.busy += start.elapsed();
@@ -151,7 +158,8 @@ impl Hand {
                 promotion,
             } => {
                 let landing = put(promotion.unwrap_or(role));
-                match (capture.is_some(), promotion.is_some(), variant % 3) {
+                let order = if self.occupancy { 0 } else { variant % 3 };
+                match (capture.is_some(), promotion.is_some(), order) {
                     (true, _, 0) => {
                         self.set(to, Sensed::Empty);
                         self.set(from, Sensed::Empty);
@@ -276,6 +284,7 @@ pub fn drive_game(start_fen: &str, ucis: &[&str], style: HandStyle) -> Driven {
         board: Picture::from_board(pos.board()),
         t: 1_000,
         rotated: style.rotated,
+        occupancy: style.occupancy,
         clock: ClockReading {
             left: SideTime {
                 millis: 5_400_000,
@@ -295,7 +304,14 @@ pub fn drive_game(start_fen: &str, ucis: &[&str], style: HandStyle) -> Driven {
         pictures: 0,
         busy: Duration::ZERO,
     };
-    if start_number(pos.board()).is_none() || pos.turn() == Color::Black {
+    // Identity boards recognise standard and Chess960 starts; anything else, and
+    // any non-standard start on an occupancy board, is set by the operator.
+    let recognised = match start_number(pos.board()) {
+        Some(518) => true,
+        Some(_) => !style.occupancy,
+        None => false,
+    };
+    if !recognised || pos.turn() == Color::Black {
         hand.tracker
             .set_start_fen(start_fen)
             .expect("index FEN accepted");

@@ -37,6 +37,8 @@ pub struct Script {
     pub clock: ClockReading,
     clock_t: Millis,
     pub with_clock: bool,
+    /// The board only senses occupancy (Sensed::Occupied).
+    pub occupancy: bool,
     /// Verified plies before the last `clear()`.
     cleared_plies: usize,
 }
@@ -75,6 +77,7 @@ impl Script {
             clock_t: 1_000,
             with_clock: true,
             cleared_plies: 0,
+            occupancy: false,
         }
     }
 
@@ -118,11 +121,26 @@ impl Script {
     }
 
     fn raw(&self) -> Picture {
-        match self.turn {
+        let p = match self.turn {
             Turn::Normal => self.board.clone(),
             Turn::Half => self.board.rotated_180(),
             Turn::Quarter => self.board.rotated_90(),
+        };
+        if self.occupancy {
+            p.to_occupancy()
+        } else {
+            p
         }
+    }
+
+    /// An occupancy-only board from an operator-set position.
+    pub fn occupancy_from_fen(fen: &str) -> Script {
+        let mut s = Script::empty(TrackerConfig::default());
+        s.occupancy = true;
+        s.tracker.set_start_fen(fen).expect("test FEN is legal");
+        s.setup(fen.split(' ').next().expect("board part"));
+        s.start_clock();
+        s
     }
 
     /// Sends the current picture (as the session does after a field update).
