@@ -6,6 +6,7 @@
 //! events ([`events`]) → publishers ([`pgn`]). Only the device layer does I/O; only
 //! publishers know output formats.
 
+pub mod accuracy;
 pub mod capture;
 pub mod demo;
 pub mod device;

@@ -1,0 +1,150 @@
+//! The accuracy harness: real games played by the hand model on the virtual DGT
+//! board, recorded as bytes, and read back through the session and tracker
+//! exactly as the daemon reads a port. What comes out is compared with the source.
+//!
+//! The benchmark (`cargo bench --bench accuracy`) runs every game of the data set
+//! three ways; the test suite runs a sample. Both use this one function, so the
+//! figures in BENCHMARKS.md and the tests measure the same thing.
+
+use std::time::Duration;
+
+use eboard_protocols::dgt::Mode;
+use eboard_protocols::ClockSide;
+use shakmaty::uci::UciMove;
+
+use crate::events::{GameEvent, Severity, TrackerEvent};
+use crate::games::Game;
+use crate::session::DgtSession;
+use crate::sim::{simulate, SimOptions};
+use crate::tracker::TrackerConfig;
+
+/// How the board and clock stand in the hall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Setup {
+    /// White at the connector side, White's clock on the left.
+    Normal,
+    /// The board turned 180°: White sits at the far side from the connector.
+    Rotated,
+    /// White's clock on the right.
+    ClockRight,
+}
+
+impl Setup {
+    /// All three set-ups the acceptance criteria name.
+    pub const ALL: [Setup; 3] = [Setup::Normal, Setup::Rotated, Setup::ClockRight];
+
+    /// Short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setup::Normal => "normal",
+            Setup::Rotated => "turned 180°",
+            Setup::ClockRight => "White's clock right",
+        }
+    }
+}
+
+/// What reading one simulated game back gave.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// The verified moves, in UCI, as the tracker published them (retractions applied).
+    pub verified: Vec<String>,
+    /// The source's moves in UCI.
+    pub expected: Vec<String>,
+    pub retractions: usize,
+    /// Alerts of severity warning or error, as `article kind: message`.
+    pub serious_alerts: Vec<String>,
+    /// Alerts of severity info.
+    pub info_alerts: usize,
+    /// Length of the simulated game (board time).
+    pub board_time: Duration,
+    /// Time spent in the session and tracker (decoding and reconstruction only).
+    pub reconstruction: Duration,
+    /// Picture changes and clock readings fed to the tracker, roughly: frames decoded.
+    pub frames: u64,
+}
+
+impl Outcome {
+    /// The published game equals the source, with nothing retracted and no alert
+    /// of warning or error severity.
+    pub fn is_exact(&self) -> bool {
+        self.verified == self.expected && self.retractions == 0 && self.serious_alerts.is_empty()
+    }
+
+    /// The first ply (1-based) where the published moves differ from the source.
+    pub fn first_difference(&self) -> Option<usize> {
+        let n = self
+            .verified
+            .iter()
+            .zip(&self.expected)
+            .take_while(|(a, b)| a == b)
+            .count();
+        (n < self.verified.len().max(self.expected.len())).then_some(n + 1)
+    }
+}
+
+/// The simulation options for `setup`, with sensor noise and realistic hands.
+pub fn sim_options(setup: Setup, seed: u64, noise: bool) -> SimOptions {
+    let mut opts = SimOptions {
+        seed,
+        ..SimOptions::default()
+    };
+    opts.hand.rotated = setup == Setup::Rotated;
+    opts.hand.white_clock = if setup == Setup::ClockRight {
+        ClockSide::Right
+    } else {
+        ClockSide::Left
+    };
+    if noise {
+        opts.board.noise.flicker_empty = 1e-4;
+        opts.board.noise.misread = 5e-5;
+    }
+    opts
+}
+
+/// Plays `game` with `opts` and reads it back; see [`Outcome`].
+pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
+    let run = simulate(game, opts);
+    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let mut events = Vec::new();
+    let started = std::time::Instant::now();
+    for chunk in &run.chunks {
+        session.feed(chunk, &mut events);
+    }
+    let end = run.chunks.last().map_or(0, |c| c.t_ms);
+    session.tick(end + 5_000, &mut events);
+    let reconstruction = started.elapsed();
+
+    let mut out = Outcome {
+        expected: game
+            .moves
+            .iter()
+            .map(|m| UciMove::from_move(*m, game.castling_mode()).to_string())
+            .collect(),
+        board_time: Duration::from_millis(end),
+        reconstruction,
+        frames: session.stats().frames,
+        ..Outcome::default()
+    };
+    for stamped in &events {
+        match &stamped.event {
+            TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
+                let ply = m.ply as usize;
+                out.verified.truncate(ply.saturating_sub(1));
+                out.verified.push(m.uci.clone());
+            }
+            TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
+                out.retractions += 1;
+                out.verified.truncate((*from_ply as usize).saturating_sub(1));
+            }
+            TrackerEvent::Alert(a) if a.severity >= Severity::Warning => {
+                out.serious_alerts.push(format!(
+                    "ply {} t={}ms {} {}: {}",
+                    stamped.ply, stamped.t_ms, a.article, a.kind, a.message
+                ));
+            }
+            TrackerEvent::Alert(_) => out.info_alerts += 1,
+            TrackerEvent::Game(_) => {}
+        }
+    }
+    out
+}
