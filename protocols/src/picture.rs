@@ -274,9 +274,14 @@ mod tests {
             p.rotated_180().get(Square::A1),
             Sensed::Piece(Role::Rook.of(Color::Black))
         );
+        // Turned round, the black king (e8) stands on d1 and the black queen (d8) on e1.
+        assert_eq!(
+            p.rotated_180().get(Square::D1),
+            Sensed::Piece(Role::King.of(Color::Black))
+        );
         assert_eq!(
             p.rotated_180().get(Square::E1),
-            Sensed::Piece(Role::King.of(Color::Black))
+            Sensed::Piece(Role::Queen.of(Color::Black))
         );
         assert_eq!(p.to_board(), Some(Board::default()));
     }
