@@ -345,7 +345,8 @@ fn s19_en_passant_motion_when_not_available() {
 
 // ----- 4.4 promotion ----------------------------------------------------------
 
-const PROMO: &str = "7k/4P3/8/8/8/8/8/K7 w - - 0 1";
+// (The black pawn keeps material on the board after an under-promotion.)
+const PROMO: &str = "7k/4P3/8/8/8/8/7p/K7 w - - 0 1";
 
 #[test]
 fn s20_promotion_pawn_lifted_queen_placed() {
@@ -1121,4 +1122,28 @@ fn clockless_board_verifies_after_the_hold() {
     sc.wait(700);
     assert_eq!(sc.sans(), s(&["e4"]));
     assert_eq!(sc.moves()[0].clock_ms, None);
+}
+
+#[test]
+fn automatic_draw_is_noted_and_the_record_goes_on() {
+    let f = "4k3/8/8/8/8/5R2/3n4/4K3 b - - 0 1";
+    let mut sc = Script::empty(TrackerConfig::default());
+    sc.tracker.set_start_fen(f).unwrap();
+    sc.setup(f.split(' ').next().unwrap());
+    sc.start_clock_for(B);
+    sc.lift("f3").lift("d2").place("f3", 'n').press(B);
+    sc.play("e1e2", W);
+    assert_eq!(sc.sans(), s(&["Nxf3+", "Ke2"]));
+    assert_eq!(sc.tracker.white_clock_side(), Some(ClockSide::Left));
+    let a = sc.alerts();
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        (a[0].kind.as_str(), a[0].article.as_str()),
+        ("automatic_draw", "5.2.2")
+    );
+    assert_eq!(a[0].severity, Severity::Info);
+    assert!(
+        sc.results().is_empty(),
+        "the players decide; the board is still followed"
+    );
 }

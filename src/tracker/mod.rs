@@ -193,6 +193,8 @@ pub struct Tracker {
     /// An earlier position of the game the board showed since the last explained
     /// picture (the start of a takeback).
     passed_back: Option<usize>,
+    /// An automatic draw (5.2.2, 9.6) was reported for this game.
+    draw_noted: bool,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
     /// Occupancy-only: accept captures whose square was never seen empty (the
@@ -233,6 +235,7 @@ impl Tracker {
             ambiguous_lines: Vec::new(),
             displaced: None,
             passed_back: None,
+            draw_noted: false,
             seen: search::Seen::default(),
             lenient: false,
             gap: false,
@@ -318,6 +321,13 @@ impl Tracker {
         }
         if ply0_idle && reading.running && !prev.is_some_and(|p| p.running) {
             self.turn_started_t = Some(t_ms);
+        }
+        // A press still waiting for its move: the mover's display is stopped now,
+        // and the latest reading has any increment the clock added.
+        if let Some(p) = self.press.as_mut() {
+            if reading.lever_high == Some(p.side.other()) {
+                p.clock_ms = reading.side(p.side).millis;
+            }
         }
         // The side whose button went down pressed.
         if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
@@ -483,6 +493,7 @@ impl Tracker {
         self.press = None;
         self.ambiguous_alerted = None;
         self.ambiguous_lines.clear();
+        self.draw_noted = false;
         self.displaced = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
@@ -953,10 +964,44 @@ impl Tracker {
             reconstructed: step.reconstructed,
         })));
         let pos = game.verified();
+        // Mate and stalemate end the game (5.1.1, 5.2.1): no move is left anyway.
         if pos.is_checkmate() {
             self.end_game(GameResult::win_for(mover), "checkmate".into(), out);
-        } else if pos.is_stalemate() {
+            return;
+        }
+        if pos.is_stalemate() {
             self.end_game(GameResult::Draw, "stalemate".into(), out);
+            return;
+        }
+        // The other endings that need no claim (5.2.2, 9.6) are the arbiter's to
+        // apply: players often play on, and the record must keep following the board.
+        let draw = if pos.is_insufficient_material() {
+            Some(("5.2.2", "dead position: neither side can mate"))
+        } else if pos.halfmoves() >= 150 {
+            Some((
+                "9.6.2",
+                "75 moves by each side without a pawn move or capture",
+            ))
+        } else if game.history.iter().filter(|p| *p == pos).count() >= 5 {
+            // shakmaty's position equality is the FIDE one (9.2): same pieces,
+            // side to move, castling and en passant possibilities.
+            Some(("9.6.1", "the same position for the fifth time"))
+        } else {
+            None
+        };
+        if let Some((article, why)) = draw {
+            if !self.draw_noted {
+                self.draw_noted = true;
+                out.push(TrackerEvent::Alert(Alert {
+                    kind: "automatic_draw".into(),
+                    article: article.into(),
+                    severity: Severity::Info,
+                    squares: Vec::new(),
+                    message: format!(
+                        "After ply {ply}, {why}: the game is drawn under the Laws; the moves are still recorded."
+                    ),
+                }));
+            }
         }
     }
 
