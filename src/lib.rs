@@ -8,9 +8,12 @@
 
 pub mod capture;
 pub mod demo;
+pub mod device;
 pub mod emulate;
 pub mod events;
+pub mod games;
 pub mod pgn;
 pub mod replay;
 pub mod session;
+pub mod sim;
 pub mod tracker;

@@ -35,9 +35,40 @@ enum Command {
         /// Create a symlink to the pseudo-terminal at PATH.
         #[arg(long, value_name = "PATH")]
         link: Option<PathBuf>,
+        /// Which game of the file to play, from 1.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        game: usize,
+        /// Divide thinking time by X (10 = ten times faster than real players).
+        #[arg(long, value_name = "X", default_value_t = 1.0)]
+        speed: f64,
+        /// Seed of the hands and the sensors (same seed, same byte stream).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// White sits at the far side from the board's connector.
+        #[arg(long)]
+        rotated: bool,
+        /// White's clock is on the right.
+        #[arg(long)]
+        clock_right: bool,
     },
     /// Virtual boards playing real games through the whole pipeline.
-    Demo,
+    Demo {
+        /// Number of virtual boards.
+        #[arg(long, default_value_t = 8)]
+        boards: usize,
+        /// Thinking time is divided by this (hands still move at human speed).
+        #[arg(long, default_value_t = 30.0)]
+        speed: f64,
+        /// Seed of the hand model, for a reproducible run.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Stop after this many seconds even if games are still running.
+        #[arg(long, value_name = "SECONDS")]
+        max_seconds: Option<u64>,
+        /// Record each board's traffic as a capture (board-N.jsonl) in DIR.
+        #[arg(long, value_name = "DIR")]
+        record: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -46,8 +77,36 @@ fn main() -> ExitCode {
         Command::Replay { events, captures } => {
             eboard_bridge::replay::run_cli(events.as_deref(), &captures)
         }
-        Command::Emulate { pgn, link } => eboard_bridge::emulate::run_cli(&pgn, link.as_deref()),
-        Command::Demo => eboard_bridge::demo::run_cli(),
+        Command::Emulate {
+            pgn,
+            link,
+            game,
+            speed,
+            seed,
+            rotated,
+            clock_right,
+        } => eboard_bridge::emulate::run_cli(&eboard_bridge::emulate::EmulateArgs {
+            pgn,
+            link,
+            game,
+            speed,
+            seed,
+            rotated,
+            clock_right,
+        }),
+        Command::Demo {
+            boards,
+            speed,
+            seed,
+            max_seconds,
+            record,
+        } => eboard_bridge::demo::run_cli(&eboard_bridge::demo::DemoOptions {
+            boards,
+            speed,
+            seed,
+            max_duration: max_seconds.map(std::time::Duration::from_secs),
+            record,
+        }),
     };
     match result {
         Ok(code) => code,

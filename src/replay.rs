@@ -1,9 +1,276 @@
-//! `eboard-bridge replay` (being written).
+//! `eboard-bridge replay [--events FILE] CAPTURE...`: captures in, games out.
+//!
+//! Each capture is streamed line by line through a [`DgtSession`] (bounded memory
+//! whatever its size); its games are printed as PGN on stdout, each as soon as it
+//! is complete, and with `--events` every event is written as one JSON line. A
+//! capture that turns out malformed is reported on stderr with its file name and
+//! line; the games reconstructed up to that line are still printed (a recorder
+//! that crashed mid-write leaves a cut last line, and the game before it is worth
+//! having), the remaining captures are still processed, and the exit status says
+//! that something failed.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+use eboard_protocols::dgt::Mode;
+
+use crate::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode};
+use crate::events::{Millis, Stamped, TrackerEvent};
+use crate::pgn::{GameInfo, GameRecord, GameRecorder};
+use crate::session::{DgtSession, SessionStats};
+use crate::tracker::TrackerConfig;
+
+/// How long after the last chunk the trackers are ticked, so that holds on
+/// clockless boards expire and the last move is verified. At least twice the
+/// clockless hold, and never under five seconds.
+pub fn end_grace_ms(config: &TrackerConfig) -> Millis {
+    (2 * config.clockless_hold_ms).max(5_000)
+}
+
+/// Why a capture could not be replayed to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("cannot open: {0}")]
+    Open(#[source] io::Error),
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    #[error(
+        "line 1: protocol {0:?} is not supported by replay (only \"dgt\" is); \
+         the capture was written by a newer recorder"
+    )]
+    UnsupportedProtocol(String),
+    #[error("cannot write the output: {0}")]
+    Output(#[source] io::Error),
+}
+
+/// Where a replay's results go.
+pub trait ReplaySink {
+    /// Every event, in order.
+    fn event(&mut self, event: &Stamped) -> io::Result<()>;
+    /// A complete game (or, at the end or at an error, a game as far as it went).
+    fn game(&mut self, game: &GameRecord) -> io::Result<()>;
+    /// Something odd that does not stop the replay.
+    fn warning(&mut self, message: &str);
+}
+
+/// What a replay saw.
+#[derive(Debug, Default)]
+pub struct ReplaySummary {
+    pub chunks: u64,
+    pub events: u64,
+    pub games: u64,
+    pub stats: SessionStats,
+}
+
+/// Replays one capture: `board` numbers the single-mode board (bus boards are
+/// numbered by address). Games go to `sink` as they complete; on a malformed line
+/// the games so far are given to `sink` before the error is returned.
+pub fn replay<R: BufRead>(
+    input: R,
+    board: u32,
+    config: &TrackerConfig,
+    sink: &mut impl ReplaySink,
+) -> Result<ReplaySummary, ReplayError> {
+    let mut reader = CaptureReader::new(input)?;
+    let header = reader.header().clone();
+    if header.protocol != "dgt" {
+        return Err(ReplayError::UnsupportedProtocol(header.protocol));
+    }
+    let mode = match header.mode {
+        Some(PortMode::Bus) => Mode::Bus,
+        Some(PortMode::Single) | None => Mode::Single,
+    };
+    let mut run = Run {
+        session: DgtSession::new(board, mode, config.clone()),
+        recorders: BTreeMap::new(),
+        info: base_info(&header),
+        events: Vec::new(),
+        summary: ReplaySummary::default(),
+    };
+    let mut last_t: Millis = 0;
+    loop {
+        match reader.next_chunk() {
+            Ok(Some(chunk)) => {
+                run.summary.chunks += 1;
+                last_t = chunk.t_ms;
+                run.session.feed(&chunk, &mut run.events);
+                run.drain(sink)?;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                // No end-of-capture tick here: the capture is cut, and expiring
+                // holds would verify a move the board may not have finished.
+                run.finish(sink)?;
+                return Err(e.into());
+            }
+        }
+    }
+    run.session
+        .tick(last_t.saturating_add(end_grace_ms(config)), &mut run.events);
+    run.drain(sink)?;
+    run.finish(sink)?;
+    run.summary.stats = run.session.stats().clone();
+    Ok(run.summary)
+}
+
+/// The tags every game of a capture shares.
+fn base_info(header: &CaptureHeader) -> GameInfo {
+    GameInfo {
+        date: header
+            .started
+            .as_deref()
+            .and_then(GameInfo::date_from_rfc3339),
+        ..GameInfo::default()
+    }
+}
+
+struct Run {
+    session: DgtSession,
+    recorders: BTreeMap<u32, GameRecorder>,
+    info: GameInfo,
+    events: Vec<Stamped>,
+    summary: ReplaySummary,
+}
+
+impl Run {
+    /// Passes pending events on and prints the games they completed.
+    fn drain(&mut self, sink: &mut impl ReplaySink) -> Result<(), ReplayError> {
+        for e in self.events.drain(..) {
+            self.summary.events += 1;
+            sink.event(&e).map_err(ReplayError::Output)?;
+            let TrackerEvent::Game(game_event) = &e.event else {
+                continue;
+            };
+            let info = &self.info;
+            let recorder = self.recorders.entry(e.board).or_insert_with(|| {
+                GameRecorder::new(GameInfo {
+                    board: Some(e.board),
+                    ..info.clone()
+                })
+            });
+            if let Err(err) = recorder.push(game_event) {
+                sink.warning(&format!("board {} at t_ms {}: {err}", e.board, e.t_ms));
+            }
+            for game in recorder.take_finished() {
+                emit_game(&game, sink, &mut self.summary)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints every game still open, board by board.
+    fn finish(&mut self, sink: &mut impl ReplaySink) -> Result<(), ReplayError> {
+        for (_, recorder) in std::mem::take(&mut self.recorders) {
+            for game in recorder.finish() {
+                emit_game(&game, sink, &mut self.summary)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn emit_game(
+    game: &GameRecord,
+    sink: &mut impl ReplaySink,
+    summary: &mut ReplaySummary,
+) -> Result<(), ReplayError> {
+    if let Err(e) = game.check_moves() {
+        sink.warning(&format!(
+            "board {}: the game record does not replay: {e}",
+            game.info.board.unwrap_or(0)
+        ));
+    }
+    summary.games += 1;
+    sink.game(game).map_err(ReplayError::Output)
+}
+
+/// The command line's sink: PGN to one writer, events as JSON Lines to another,
+/// warnings to stderr prefixed with the capture's name.
+struct CliSink<'a, O: Write, E: Write> {
+    pgn: &'a mut O,
+    events: Option<&'a mut E>,
+    name: &'a str,
+}
+
+impl<O: Write, E: Write> ReplaySink for CliSink<'_, O, E> {
+    fn event(&mut self, event: &Stamped) -> io::Result<()> {
+        if let Some(out) = self.events.as_mut() {
+            serde_json::to_writer(&mut **out, &event.to_json())?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    fn game(&mut self, game: &GameRecord) -> io::Result<()> {
+        self.pgn.write_all(game.to_pgn().as_bytes())
+    }
+
+    fn warning(&mut self, message: &str) {
+        eprintln!("eboard-bridge: {}: warning: {message}", self.name);
+    }
+}
+
 /// Entry point of `eboard-bridge replay`.
 pub fn run_cli(events: Option<&Path>, captures: &[PathBuf]) -> anyhow::Result<ExitCode> {
-    let _ = (events, captures);
-    anyhow::bail!("replay is not built yet")
+    let config = TrackerConfig::default();
+    let stdout = io::stdout();
+    let mut pgn = BufWriter::new(stdout.lock());
+    let mut events_out = match events {
+        Some(path) => Some(BufWriter::new(File::create(path).with_context(|| {
+            format!(
+                "cannot create the events file {}; check the directory exists and is writable",
+                path.display()
+            )
+        })?)),
+        None => None,
+    };
+    let mut failed = 0usize;
+    for (index, path) in captures.iter().enumerate() {
+        let name = path.display().to_string();
+        let board = u32::try_from(index + 1).unwrap_or(u32::MAX);
+        let mut sink = CliSink {
+            pgn: &mut pgn,
+            events: events_out.as_mut(),
+            name: &name,
+        };
+        let result = File::open(path)
+            .map_err(ReplayError::Open)
+            .and_then(|f| replay(BufReader::new(f), board, &config, &mut sink));
+        match result {
+            Ok(summary) => {
+                if summary.stats.decode_errors > 0 {
+                    sink.warning(&format!(
+                        "{} decode error(s) in the board's bytes, skipped (last: {})",
+                        summary.stats.decode_errors,
+                        summary.stats.last_decode_error.as_deref().unwrap_or("?")
+                    ));
+                }
+                if summary.games == 0 {
+                    sink.warning("no game found (no start position was seen on any board)");
+                }
+            }
+            Err(ReplayError::Output(e)) => {
+                return Err(e).context("cannot write the output (stdout or the events file)")
+            }
+            Err(e) => {
+                eprintln!("eboard-bridge: {name}: {e}");
+                failed += 1;
+            }
+        }
+        // Games of one capture are out before the next starts, even if it hangs
+        // on a slow file system.
+        pgn.flush().context("cannot write the PGN to stdout")?;
+    }
+    if let Some(out) = events_out.as_mut() {
+        out.flush().context("cannot write the events file")?;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

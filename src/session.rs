@@ -1,1 +1,427 @@
-//! (being written)
+//! A DGT session: the bytes of one port, both ways, turned into tracker calls.
+//!
+//! [`DgtSession::feed`] takes capture chunks in time order (the daemon builds the
+//! same chunks from its port). Board → host bytes go through the codec's
+//! [`Decoder`]; every frame becomes a full sensor picture or a clock reading for
+//! the board it came from, and the board's [`Tracker`] turns those into events,
+//! stamped with the capture time of the chunk whose bytes completed the frame.
+//! Host → board bytes are parsed only to follow the port's mode: `0x4a` or any bus
+//! command puts the boards in bus mode, any other single-board command takes them
+//! out of it (dgt.md §3), and the decoder must know which, because bus reply ids
+//! overlap single-board ids.
+//!
+//! Nothing here is fatal: decode errors are counted in [`SessionStats`] and the
+//! decoder resynchronises by itself.
+//!
+//! Pictures: a board dump replaces the board's picture and is given to the
+//! tracker; a field update changes one square of the picture and the whole
+//! picture is given to the tracker. Field updates that come before the board's
+//! first dump are applied to an all-empty picture that is *not* given to the
+//! tracker until a dump arrives: a partial picture would look like a board being
+//! set up, and the dump (which a host always asks for at start) then replaces it.
+//! The tracker thus only ever sees pictures the board actually showed.
+
+use std::collections::{BTreeMap, HashMap};
+
+use eboard_protocols::dgt::{
+    BusCommand, BusCommandKind, BusMessage, BusReply, BwTime, ClockAck, Command, Decoder, EeRecord,
+    Frame, HostDecoder, HostFrame, Message, Mode,
+};
+use eboard_protocols::{ClockReading, Picture};
+
+use crate::capture::{Chunk, Direction};
+use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
+use crate::tracker::{Tracker, TrackerConfig};
+
+/// What a board told about itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoardInfo {
+    /// Five-digit serial number (`0x91`).
+    pub serial: Option<String>,
+    /// Ten-digit serial number of Bluetooth boards (`0xa2`).
+    pub long_serial: Option<String>,
+    /// Firmware main and sub version (`0x93`, bus `0x89`).
+    pub version: Option<(u8, u8)>,
+    /// Trademark text (`0x92`).
+    pub trademark: Option<String>,
+    /// Bus address: reported by `0x90`, or the address its bus replies carry.
+    pub bus_address: Option<u16>,
+    /// Battery charge in percent (Bluetooth boards, `0xa0`).
+    pub battery_percent: Option<u8>,
+    /// Clock acks received (replies to clock commands, button presses).
+    pub clock_acks: u64,
+    /// The last clock ack.
+    pub last_clock_ack: Option<ClockAck>,
+    /// The board said no clock is connected (BWTIME status bit 5). The tracker
+    /// then sees no clock readings at all, which is how it knows a board is
+    /// clockless.
+    pub no_clock: bool,
+    /// A board dump has been received, so the tracker sees this board's pictures.
+    pub has_picture: bool,
+}
+
+/// Counters of what went through the session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    /// Board → host bytes fed.
+    pub bytes_in: u64,
+    /// Host → board bytes fed.
+    pub bytes_out: u64,
+    /// Frames decoded from the board.
+    pub frames: u64,
+    /// Decode errors (garbage skipped, cut messages, bad checksums, …).
+    pub decode_errors: u64,
+    /// The last decode error, for diagnostics.
+    pub last_decode_error: Option<String>,
+    /// All-zero BWTIME readings ignored (dgt.md §1.6).
+    pub blank_clock_readings: u64,
+    /// BWTIME readings saying "no clock" ignored.
+    pub no_clock_readings: u64,
+    /// Full pictures given to the trackers.
+    pub pictures: u64,
+    /// Field updates received before the board's first dump (not given to the tracker).
+    pub updates_before_dump: u64,
+    /// EEPROM records and clock-time records that carry no picture or full
+    /// reading (EE_MOVES history, bus clock records), not used for tracking.
+    pub ee_records_unused: u64,
+    /// Host commands seen.
+    pub host_frames: u64,
+    /// Host bytes that formed no command.
+    pub host_errors: u64,
+    /// Times the port's mode was switched by a host command.
+    pub mode_switches: u64,
+}
+
+/// One board behind the port.
+#[derive(Debug)]
+struct BoardState {
+    number: u32,
+    picture: Picture,
+    tracker: Tracker,
+    info: BoardInfo,
+}
+
+impl BoardState {
+    fn new(number: u32, config: &TrackerConfig) -> BoardState {
+        BoardState {
+            number,
+            picture: Picture::empty(),
+            tracker: Tracker::new(config.clone()),
+            info: BoardInfo::default(),
+        }
+    }
+}
+
+/// Which board state a frame belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    Single,
+    Bus(u16),
+}
+
+/// The DGT traffic of one port, feeding one tracker per board.
+#[derive(Debug)]
+pub struct DgtSession {
+    decoder: Decoder,
+    host: HostDecoder,
+    config: TrackerConfig,
+    single: BoardState,
+    bus: BTreeMap<u16, BoardState>,
+    bus_numbers: HashMap<u16, u32>,
+    stats: SessionStats,
+    scratch: Vec<TrackerEvent>,
+}
+
+impl DgtSession {
+    /// A session for the board numbered `board`, starting in `mode` (bus mode when
+    /// the port is known to be used that way, e.g. from a capture header).
+    pub fn new(board: u32, mode: Mode, config: TrackerConfig) -> DgtSession {
+        DgtSession {
+            decoder: Decoder::new(mode),
+            host: HostDecoder::new(),
+            single: BoardState::new(board, &config),
+            config,
+            bus: BTreeMap::new(),
+            bus_numbers: HashMap::new(),
+            stats: SessionStats::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Gives the board at bus `address` the number `board` (from the pairing).
+    /// Without it a bus board is numbered by its address, which is its serial
+    /// number (dgt.md §1.4), so the numbers stay stable from one capture to the next.
+    /// Takes effect for a board not yet heard from.
+    pub fn set_bus_board_number(&mut self, address: u16, board: u32) {
+        self.bus_numbers.insert(address, board);
+    }
+
+    /// The decoder's current mode.
+    pub fn mode(&self) -> Mode {
+        self.decoder.mode()
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &SessionStats {
+        &self.stats
+    }
+
+    /// What the single-mode board told about itself.
+    pub fn board_info(&self) -> &BoardInfo {
+        &self.single.info
+    }
+
+    /// The boards heard from in bus mode, by address.
+    pub fn bus_boards(&self) -> impl Iterator<Item = (u16, u32, &BoardInfo)> {
+        self.bus.iter().map(|(&a, b)| (a, b.number, &b.info))
+    }
+
+    /// The current sensor picture of the single-mode board (all empty until it
+    /// reported anything).
+    pub fn picture(&self) -> &Picture {
+        &self.single.picture
+    }
+
+    /// The current sensor picture of the bus board at `address`.
+    pub fn bus_picture(&self, address: u16) -> Option<&Picture> {
+        self.bus.get(&address).map(|b| &b.picture)
+    }
+
+    /// Takes one chunk of port traffic; events it caused are appended to `out`.
+    pub fn feed(&mut self, chunk: &Chunk, out: &mut Vec<Stamped>) {
+        match chunk.dir {
+            Direction::In => {
+                self.stats.bytes_in += chunk.bytes.len() as u64;
+                self.decoder.push(&chunk.bytes);
+                while let Some(result) = self.decoder.next() {
+                    match result {
+                        Ok(frame) => {
+                            self.stats.frames += 1;
+                            self.frame(chunk.t_ms, frame, out);
+                        }
+                        Err(e) => {
+                            self.stats.decode_errors += 1;
+                            self.stats.last_decode_error = Some(e.to_string());
+                        }
+                    }
+                }
+            }
+            Direction::Out => {
+                self.stats.bytes_out += chunk.bytes.len() as u64;
+                self.host.push(&chunk.bytes);
+                while let Some(result) = self.host.next() {
+                    match result {
+                        Ok(frame) => {
+                            self.stats.host_frames += 1;
+                            self.host_frame(&frame);
+                        }
+                        Err(_) => self.stats.host_errors += 1,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Time passes with no traffic (drives the trackers' hold timers): every
+    /// board's tracker is ticked.
+    pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<Stamped>) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for board in std::iter::once(&mut self.single).chain(self.bus.values_mut()) {
+            scratch.clear();
+            board.tracker.tick(t_ms, &mut scratch);
+            stamp(board, t_ms, &mut scratch, out);
+        }
+        self.scratch = scratch;
+    }
+
+    /// Follows the port's mode from what the host says (dgt.md §3): `0x4a` or
+    /// any bus command switches to bus mode, except END_BUSMODE, which leaves it;
+    /// any other single-board command switches back too.
+    fn host_frame(&mut self, frame: &HostFrame) {
+        let mode = match frame {
+            HostFrame::Bus(BusCommand {
+                kind: BusCommandKind::EndBusMode,
+                ..
+            }) => Mode::Single,
+            HostFrame::Single(Command::ToBusMode) | HostFrame::Bus(_) => Mode::Bus,
+            HostFrame::Single(_) => Mode::Single,
+        };
+        if self.decoder.mode() != mode {
+            self.decoder.set_mode(mode);
+            self.stats.mode_switches += 1;
+        }
+    }
+
+    fn frame(&mut self, t_ms: Millis, frame: Frame, out: &mut Vec<Stamped>) {
+        match frame {
+            Frame::Single(m) => self.message(t_ms, m, out),
+            Frame::Bus(b) => self.bus_message(t_ms, b, out),
+        }
+    }
+
+    fn board(&mut self, target: Target) -> &mut BoardState {
+        match target {
+            Target::Single => &mut self.single,
+            Target::Bus(address) => {
+                let number = self
+                    .bus_numbers
+                    .get(&address)
+                    .copied()
+                    .unwrap_or(u32::from(address));
+                let config = &self.config;
+                self.bus.entry(address).or_insert_with(|| {
+                    let mut b = BoardState::new(number, config);
+                    b.info.bus_address = Some(address);
+                    b
+                })
+            }
+        }
+    }
+
+    fn message(&mut self, t_ms: Millis, m: Message, out: &mut Vec<Stamped>) {
+        let target = Target::Single;
+        match m {
+            Message::BoardDump(p) => self.dump(target, t_ms, p, out),
+            Message::FieldUpdate { square, sensed } => {
+                let board = self.board(target);
+                board.picture.set(square, sensed);
+                self.picture_changed(target, t_ms, out);
+            }
+            Message::Clock(bw) => self.clock(target, t_ms, &bw, out),
+            Message::ClockAck(ack) => self.clock_ack(target, ack),
+            Message::EeMoves(records) => {
+                // The EEPROM log is history from before this session; the tracker
+                // follows the live board only.
+                self.stats.ee_records_unused += records.len() as u64;
+            }
+            Message::BusAddress(a) => self.board(target).info.bus_address = Some(a),
+            Message::SerialNumber(s) => self.board(target).info.serial = Some(s),
+            Message::LongSerialNumber(s) => self.board(target).info.long_serial = Some(s),
+            Message::Trademark(s) => self.board(target).info.trademark = Some(s),
+            Message::Version { major, minor } => {
+                self.board(target).info.version = Some((major, minor))
+            }
+            Message::BatteryStatus(b) => self.board(target).info.battery_percent = b.percent(),
+            Message::Draughts50 { .. } | Message::Unknown { .. } => {}
+        }
+    }
+
+    fn bus_message(&mut self, t_ms: Millis, b: BusMessage, out: &mut Vec<Stamped>) {
+        let target = Target::Bus(b.address);
+        match b.reply {
+            BusReply::BoardDump(p) => self.dump(target, t_ms, p, out),
+            BusReply::Clock(bw) => self.clock(target, t_ms, &bw, out),
+            BusReply::ClockAck(ack) => self.clock_ack(target, ack),
+            BusReply::Changes(records) => {
+                // New changes since the last poll, oldest first: each one is a
+                // picture the board showed, and the order matters to the tracker.
+                for r in records {
+                    match r {
+                        EeRecord::Field { square, sensed, .. } => {
+                            self.board(target).picture.set(square, sensed);
+                            self.picture_changed(target, t_ms, out);
+                        }
+                        // A clock record holds one display of the halted clock,
+                        // not a full reading; the host polls BUS_SEND_CLK for those.
+                        _ => self.stats.ee_records_unused += 1,
+                    }
+                }
+            }
+            BusReply::FromStart(records) => {
+                // Everything since the start tag, which the tracker has mostly
+                // seen already: replaying it picture by picture would walk the
+                // board back to the start position and look like a takeback. Only
+                // the resulting picture (the board as it is now) is passed on.
+                let board = self.board(target);
+                let before = board.picture.clone();
+                let mut unused = 0;
+                for r in records {
+                    match r {
+                        EeRecord::Field { square, sensed, .. } => board.picture.set(square, sensed),
+                        _ => unused += 1,
+                    }
+                }
+                let changed = board.picture != before;
+                self.stats.ee_records_unused += unused;
+                if changed {
+                    self.picture_changed(target, t_ms, out);
+                }
+            }
+            BusReply::Version { major, minor } => {
+                self.board(target).info.version = Some((major, minor))
+            }
+            BusReply::Ping
+            | BusReply::StartGameWritten
+            | BusReply::Draughts50(_)
+            | BusReply::Unknown { .. } => {
+                // The board is there; remember it.
+                self.board(target);
+            }
+        }
+    }
+
+    fn dump(&mut self, target: Target, t_ms: Millis, p: Picture, out: &mut Vec<Stamped>) {
+        let board = self.board(target);
+        board.picture = p;
+        board.info.has_picture = true;
+        self.picture_changed(target, t_ms, out);
+    }
+
+    fn picture_changed(&mut self, target: Target, t_ms: Millis, out: &mut Vec<Stamped>) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let board = self.board(target);
+        if board.info.has_picture {
+            board.tracker.picture(t_ms, &board.picture, &mut scratch);
+            stamp(board, t_ms, &mut scratch, out);
+            self.stats.pictures += 1;
+        } else {
+            self.stats.updates_before_dump += 1;
+        }
+        self.scratch = scratch;
+    }
+
+    fn clock(&mut self, target: Target, t_ms: Millis, bw: &BwTime, out: &mut Vec<Stamped>) {
+        if bw.is_blank() {
+            // Bluetooth firmware sends these after clock commands (dgt.md §1.6).
+            self.stats.blank_clock_readings += 1;
+            return;
+        }
+        if bw.no_clock {
+            self.stats.no_clock_readings += 1;
+            self.board(target).info.no_clock = true;
+            return;
+        }
+        let reading = ClockReading::from(bw);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let board = self.board(target);
+        board.info.no_clock = false;
+        board.tracker.clock(t_ms, &reading, &mut scratch);
+        stamp(board, t_ms, &mut scratch, out);
+        self.scratch = scratch;
+    }
+
+    fn clock_ack(&mut self, target: Target, ack: ClockAck) {
+        let info = &mut self.board(target).info;
+        info.clock_acks += 1;
+        info.last_clock_ack = Some(ack);
+    }
+}
+
+/// Stamps the tracker's events with board, ply and time, moving them to `out`.
+fn stamp(board: &BoardState, t_ms: Millis, events: &mut Vec<TrackerEvent>, out: &mut Vec<Stamped>) {
+    let plies = board.tracker.ply();
+    out.extend(events.drain(..).map(|event| {
+        let ply = match &event {
+            TrackerEvent::Game(GameEvent::Move(m)) => m.ply,
+            _ => plies,
+        };
+        Stamped {
+            board: board.number,
+            ply,
+            t_ms,
+            event,
+        }
+    }));
+}

@@ -8,6 +8,7 @@
 
 pub mod clock;
 pub mod dgt;
+pub mod hand;
 pub mod picture;
 
 pub use clock::{ClockReading, ClockSide, SideTime};

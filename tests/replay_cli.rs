@@ -1,0 +1,258 @@
+//! `eboard-bridge replay` as a user runs it: the real binary on capture files.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use eboard_bridge::capture::{import, CaptureHeader, CaptureWriter, PortMode};
+use pgn_reader::{Reader, SanPlus, Visitor};
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, Position};
+
+fn shared(path: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "{}/../shared/data/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+}
+
+/// The dgtdriver recording (a real board and clock, 29 moves) as a capture file.
+fn recording_capture(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(shared("eboard/dgtdriver-recordings/1.inbytes")).unwrap();
+    let chunks = import::dgtdriver_inbytes(&text).unwrap();
+    let mut header = CaptureHeader::new("dgt");
+    header.mode = Some(PortMode::Single);
+    header.started = Some("2019-03-14T18:00:00Z".into());
+    let path = dir.join("recording.capture.jsonl");
+    let mut w = CaptureWriter::new(std::fs::File::create(&path).unwrap(), &header).unwrap();
+    for c in &chunks {
+        w.write_chunk(c).unwrap();
+    }
+    w.flush().unwrap();
+    path
+}
+
+fn expected_ucis() -> Vec<String> {
+    std::fs::read_to_string(shared("eboard/dgtdriver-recordings/1.uci"))
+        .unwrap()
+        .split_whitespace()
+        .filter(|t| !t.ends_with('.') && *t != "*")
+        .map(str::to_string)
+        .collect()
+}
+
+fn replay(args: &[&Path], events: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"));
+    cmd.arg("replay");
+    if let Some(e) = events {
+        cmd.arg("--events").arg(e);
+    }
+    cmd.args(args).output().expect("the binary runs")
+}
+
+/// Every game of a PGN text as UCI moves (replayed with shakmaty from the start).
+fn games_as_uci(pgn: &str) -> Vec<Vec<String>> {
+    struct Sans;
+    impl Visitor for Sans {
+        type Tags = ();
+        type Movetext = Vec<String>;
+        type Output = Vec<String>;
+        fn begin_tags(&mut self) -> ControlFlow<Vec<String>> {
+            ControlFlow::Continue(())
+        }
+        fn begin_movetext(&mut self, _: ()) -> ControlFlow<Vec<String>, Vec<String>> {
+            ControlFlow::Continue(Vec::new())
+        }
+        fn san(&mut self, m: &mut Vec<String>, san: SanPlus) -> ControlFlow<Vec<String>> {
+            m.push(san.to_string());
+            ControlFlow::Continue(())
+        }
+        fn end_game(&mut self, m: Vec<String>) -> Vec<String> {
+            m
+        }
+    }
+    let mut reader = Reader::new(std::io::Cursor::new(pgn.as_bytes()));
+    let mut games = Vec::new();
+    while let Some(sans) = reader.read_game(&mut Sans).unwrap() {
+        let mut pos = Chess::default();
+        let ucis = sans
+            .iter()
+            .map(|s| {
+                let m = s.parse::<SanPlus>().unwrap().san.to_move(&pos).unwrap();
+                let u = UciMove::from_move(m, CastlingMode::Standard).to_string();
+                pos.play_unchecked(m);
+                u
+            })
+            .collect();
+        games.push(ucis);
+    }
+    games
+}
+
+#[test]
+fn real_recording_replays_to_its_moves_with_one_verified_move_event_per_ply() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = recording_capture(dir.path());
+    let events = dir.path().join("events.jsonl");
+    let out = replay(&[&capture], Some(&events));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(stdout.contains("[Date \"2019.03.14\"]"), "{stdout}");
+    let games = games_as_uci(&stdout);
+    assert_eq!(
+        games,
+        vec![expected_ucis()],
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    // A clock was connected all game: every move carries its clock time.
+    assert_eq!(
+        stdout.matches("[%clk ").count(),
+        expected_ucis().len(),
+        "{stdout}"
+    );
+
+    let text = std::fs::read_to_string(&events).unwrap();
+    let mut verified = Vec::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["board"], 1, "{line}");
+        assert!(v["t_ms"].is_u64() && v["ply"].is_u64(), "{line}");
+        assert!(v["type"].is_string(), "{line}");
+        if v["type"] == "move" && v["verified"] == true {
+            verified.push((
+                v["ply"].as_u64().unwrap(),
+                v["t_ms"].as_u64().unwrap(),
+                v["uci"].clone(),
+            ));
+        }
+        if v["type"] == "alert" {
+            for field in ["article", "severity", "squares", "message"] {
+                assert!(!v[field].is_null(), "alert without {field}: {line}");
+            }
+        }
+    }
+    let plies: Vec<u64> = verified.iter().map(|v| v.0).collect();
+    assert_eq!(
+        plies,
+        (1..=expected_ucis().len() as u64).collect::<Vec<_>>()
+    );
+    assert!(
+        verified.windows(2).all(|w| w[0].1 < w[1].1),
+        "t_ms increases: {verified:?}"
+    );
+    let ucis: Vec<String> = verified
+        .iter()
+        .map(|v| v.2.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ucis, expected_ucis());
+}
+
+#[test]
+fn a_malformed_capture_is_reported_and_the_good_one_still_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = recording_capture(dir.path());
+    let bad = dir.path().join("bad.capture.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"capture\":\"eboard-bridge\",\"version\":1,\"protocol\":\"dgt\"}\n\
+         {\"t_ms\":0,\"dir\":\"out\",\"hex\":\"42\"}\n\
+         {\"t_ms\":5,\"dir\":\"in\",\"hex\":\"8g\"}\n",
+    )
+    .unwrap();
+    let missing = dir.path().join("missing.capture.jsonl");
+    let out = replay(&[&bad, &missing, &good], None);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a failed capture makes the exit status non-zero"
+    );
+    assert!(
+        stderr.contains(&format!("{}: line 3: field `hex`", bad.display())),
+        "stderr names the file and line: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{}: cannot open", missing.display())),
+        "{stderr}"
+    );
+    assert_eq!(
+        games_as_uci(&stdout),
+        vec![expected_ucis()],
+        "stdout:\n{stdout}"
+    );
+}
+
+#[test]
+fn not_a_capture_at_all_is_an_error_naming_line_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = shared("games/python-chess-molinari-bordais-1979.pgn");
+    let pgn = if pgn.exists() {
+        pgn
+    } else {
+        shared("eboard/dgtdriver-recordings/1.uci")
+    };
+    let out = replay(&[&pgn], Some(&dir.path().join("ev.jsonl")));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!("{}: line 1: ", pgn.display())),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn an_unwritable_events_file_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = recording_capture(dir.path());
+    let events = dir.path().join("no/such/dir/events.jsonl");
+    let out = replay(&[&capture], Some(&events));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("cannot create the events file"), "{stderr}");
+}
+
+#[test]
+fn a_cut_capture_prints_the_game_so_far_and_names_the_cut_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = std::fs::read_to_string(recording_capture(dir.path())).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    // Keep the first 300 lines whole and half of line 301, as a recorder killed
+    // mid-write leaves it.
+    let mut cut = lines[..300].join("\n");
+    cut.push('\n');
+    cut.push_str(&lines[300][..lines[300].len() / 2]);
+    let path = dir.path().join("cut.capture.jsonl");
+    std::fs::write(&path, cut).unwrap();
+    let out = replay(&[&path], None);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!("{}: line 301: not JSON", path.display())),
+        "{stderr}"
+    );
+    let games = games_as_uci(&stdout);
+    assert_eq!(
+        games.len(),
+        1,
+        "the game up to the cut is printed: {stdout}"
+    );
+    let played = &games[0];
+    assert!(played.len() > 20, "{played:?}");
+    assert_eq!(played[..], expected_ucis()[..played.len()]);
+}
+
+#[test]
+fn a_directory_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = replay(&[dir.path()], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!("{}: ", dir.path().display())),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,468 @@
+//! The DGT session: mode switching from host commands, several boards behind
+//! one bus port, frames split across chunks, and the library replay entry point.
+
+use std::io;
+
+use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
+use eboard_bridge::events::Stamped;
+use eboard_bridge::pgn::GameRecord;
+use eboard_bridge::replay::{replay, ReplayError, ReplaySink};
+use eboard_bridge::session::DgtSession;
+use eboard_bridge::tracker::TrackerConfig;
+use eboard_protocols::dgt::{
+    BusCommand, BusCommandKind, BusMessage, BusReply, BwTime, Command, DgtSideTime, EeRecord,
+    HostFrame, Message, Mode,
+};
+use eboard_protocols::{Picture, Sensed};
+use shakmaty::{Board, Color, Role, Square};
+
+fn start() -> Picture {
+    Picture::from_board(&Board::default())
+}
+
+fn host(frame: HostFrame) -> Vec<u8> {
+    let mut v = Vec::new();
+    frame.encode(&mut v);
+    v
+}
+
+fn bus(address: u16, reply: BusReply) -> Vec<u8> {
+    let mut v = Vec::new();
+    BusMessage { address, reply }.encode(&mut v);
+    v
+}
+
+fn single(m: Message) -> Vec<u8> {
+    let mut v = Vec::new();
+    m.encode(&mut v);
+    v
+}
+
+fn field(square: Square, sensed: Sensed) -> EeRecord {
+    EeRecord::Field {
+        square,
+        sensed,
+        recent: false,
+    }
+}
+
+/// Host and board traffic of a bus port: probe in single mode, switch to bus
+/// mode, two boards answer, one of them reports e2-e4, then back to single mode.
+fn bus_traffic() -> Vec<(Direction, Vec<u8>)> {
+    let pawn = Sensed::Piece(Role::Pawn.of(Color::White));
+    vec![
+        (
+            Direction::Out,
+            host(HostFrame::Single(Command::ReturnSerialNumber)),
+        ),
+        (Direction::In, single(Message::SerialNumber("01025".into()))),
+        (Direction::Out, host(HostFrame::Single(Command::ToBusMode))),
+        (
+            Direction::Out,
+            host(HostFrame::Bus(BusCommand {
+                kind: BusCommandKind::SendBoard,
+                address: 1025,
+            })),
+        ),
+        (Direction::In, bus(1025, BusReply::BoardDump(start()))),
+        (Direction::In, bus(77, BusReply::BoardDump(start()))),
+        (
+            Direction::In,
+            bus(77, BusReply::Version { major: 1, minor: 7 }),
+        ),
+        (
+            Direction::In,
+            bus(
+                1025,
+                BusReply::Changes(vec![
+                    field(Square::E2, Sensed::Empty),
+                    field(Square::E4, pawn),
+                ]),
+            ),
+        ),
+        (Direction::Out, host(HostFrame::Single(Command::SendBoard))),
+        (Direction::In, single(Message::BoardDump(Picture::empty()))),
+    ]
+}
+
+/// Feeds the traffic cut into chunks of `size` bytes (a new chunk at every
+/// change of direction), 10 ms apart.
+fn chunked(traffic: &[(Direction, Vec<u8>)], size: usize) -> Vec<Chunk> {
+    let mut chunks = Vec::new();
+    for (dir, bytes) in traffic {
+        for piece in bytes.chunks(size) {
+            chunks.push(Chunk {
+                t_ms: chunks.len() as u64 * 10,
+                dir: *dir,
+                bytes: piece.to_vec(),
+            });
+        }
+    }
+    chunks
+}
+
+#[test]
+fn bus_boards_are_tracked_by_address_whatever_the_chunking() {
+    for size in [1, 2, 3, 7, 64, 1000] {
+        let mut session = DgtSession::new(9, Mode::Single, TrackerConfig::default());
+        session.set_bus_board_number(77, 4);
+        let mut events = Vec::new();
+        for c in chunked(&bus_traffic(), size) {
+            session.feed(&c, &mut events);
+        }
+        let stats = session.stats();
+        assert_eq!(
+            stats.decode_errors, 0,
+            "size {size}: {:?}",
+            stats.last_decode_error
+        );
+        assert_eq!(stats.frames, 6, "size {size}");
+        assert_eq!(stats.mode_switches, 2, "into bus mode and out again");
+        assert_eq!(session.mode(), Mode::Single);
+        assert_eq!(session.board_info().serial.as_deref(), Some("01025"));
+
+        let boards: Vec<(u16, u32)> = session.bus_boards().map(|(a, n, _)| (a, n)).collect();
+        assert_eq!(boards, vec![(77, 4), (1025, 1025)], "size {size}");
+        let mut after = start();
+        after.set(Square::E2, Sensed::Empty);
+        after.set(Square::E4, Sensed::Piece(Role::Pawn.of(Color::White)));
+        assert_eq!(session.bus_picture(1025), Some(&after));
+        assert_eq!(session.bus_picture(77), Some(&start()));
+        let info77 = session.bus_boards().find(|b| b.0 == 77).unwrap().2;
+        assert_eq!(info77.version, Some((1, 7)));
+        assert_eq!(info77.bus_address, Some(77));
+        // The single board's last dump (after leaving bus mode) was decoded as a
+        // single-board message, not as a bus reply.
+        assert_eq!(session.picture(), &Picture::empty());
+        for e in &events {
+            assert!([4, 1025, 9].contains(&e.board), "{e:?}");
+        }
+    }
+}
+
+fn clock_reading(left_s: u8, right_s: u8) -> BwTime {
+    let side = |s: u8| DgtSideTime {
+        minutes: 3,
+        seconds: s,
+        ..DgtSideTime::default()
+    };
+    BwTime {
+        left: side(left_s),
+        right: side(right_s),
+        running: true,
+        ..BwTime::default()
+    }
+}
+
+#[test]
+fn blank_and_clockless_readings_are_not_given_to_the_tracker() {
+    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let mut events = Vec::new();
+    let no_clock = BwTime {
+        no_clock: true,
+        ..clock_reading(5, 5)
+    };
+    for (t, m) in [
+        (0, Message::Clock(BwTime::default())),
+        (10, Message::Clock(no_clock)),
+    ] {
+        let chunk = Chunk {
+            t_ms: t,
+            dir: Direction::In,
+            bytes: single(m),
+        };
+        session.feed(&chunk, &mut events);
+    }
+    assert_eq!(session.stats().blank_clock_readings, 1);
+    assert_eq!(session.stats().no_clock_readings, 1);
+    assert!(session.board_info().no_clock);
+    assert!(events.is_empty(), "{events:?}");
+    let chunk = Chunk {
+        t_ms: 20,
+        dir: Direction::In,
+        bytes: single(Message::Clock(clock_reading(5, 6))),
+    };
+    session.feed(&chunk, &mut events);
+    assert!(
+        !session.board_info().no_clock,
+        "a real reading says a clock is back"
+    );
+}
+
+#[test]
+fn garbage_is_counted_never_fatal() {
+    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let mut events = Vec::new();
+    let mut bytes = vec![0x01, 0x02, 0x03];
+    bytes.extend(single(Message::SerialNumber("12345".into())));
+    session.feed(
+        &Chunk {
+            t_ms: 0,
+            dir: Direction::In,
+            bytes,
+        },
+        &mut events,
+    );
+    assert!(session.stats().decode_errors >= 1);
+    assert_eq!(session.board_info().serial.as_deref(), Some("12345"));
+}
+
+#[derive(Default)]
+struct Collect {
+    events: Vec<Stamped>,
+    games: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl ReplaySink for Collect {
+    fn event(&mut self, event: &Stamped) -> io::Result<()> {
+        self.events.push(event.clone());
+        Ok(())
+    }
+    fn game(&mut self, game: &GameRecord) -> io::Result<()> {
+        self.games.push(game.to_pgn());
+        Ok(())
+    }
+    fn warning(&mut self, message: &str) {
+        self.warnings.push(message.to_string());
+    }
+}
+
+#[test]
+fn a_bus_capture_header_starts_the_decoder_in_bus_mode() {
+    let mut header = CaptureHeader::new("dgt");
+    header.mode = Some(PortMode::Bus);
+    let mut w = CaptureWriter::new(Vec::new(), &header).unwrap();
+    // No host traffic at all: only the header says this is a bus port.
+    w.write(0, Direction::In, &bus(300, BusReply::Ping))
+        .unwrap();
+    w.write(5, Direction::In, &bus(300, BusReply::BoardDump(start())))
+        .unwrap();
+    let bytes = w.into_inner();
+    let mut sink = Collect::default();
+    let summary = replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
+    assert_eq!(summary.chunks, 2);
+    assert_eq!(
+        summary.stats.decode_errors, 0,
+        "{:?}",
+        summary.stats.last_decode_error
+    );
+    assert_eq!(summary.stats.frames, 2);
+    assert!(
+        sink.events.iter().all(|e| e.board == 300),
+        "{:?}",
+        sink.events
+    );
+}
+
+#[test]
+fn other_protocols_are_refused_with_a_reason() {
+    let header = CaptureHeader::new("millennium");
+    let bytes = CaptureWriter::new(Vec::new(), &header)
+        .unwrap()
+        .into_inner();
+    let err = replay(
+        &bytes[..],
+        1,
+        &TrackerConfig::default(),
+        &mut Collect::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ReplayError::UnsupportedProtocol(ref p) if p == "millennium"));
+    assert!(err.to_string().contains("only \"dgt\""), "{err}");
+}
+
+/// The real recording played on two boards of one bus at once: the bus replies
+/// are built from the recording's own messages, interleaved in time. Each board
+/// must come out as its own game with the recording's moves.
+#[test]
+fn two_bus_boards_replay_to_two_games() {
+    use eboard_bridge::capture::import;
+    use eboard_protocols::dgt::{Decoder, Frame};
+
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/eboard/dgtdriver-recordings/1.inbytes"
+    ))
+    .unwrap();
+    let expected: Vec<String> = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/eboard/dgtdriver-recordings/1.uci"
+    ))
+    .unwrap()
+    .split_whitespace()
+    .filter(|t| !t.ends_with('.') && *t != "*")
+    .map(str::to_string)
+    .collect();
+
+    let as_bus = |address: u16, offset: u64| -> Vec<(u64, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut decoder = Decoder::new(Mode::Single);
+        for chunk in import::dgtdriver_inbytes(&text).unwrap() {
+            decoder.push(&chunk.bytes);
+            while let Some(frame) = decoder.next() {
+                let reply = match frame.unwrap() {
+                    Frame::Single(Message::BoardDump(p)) => BusReply::BoardDump(p),
+                    Frame::Single(Message::Clock(bw)) => BusReply::Clock(bw),
+                    Frame::Single(Message::FieldUpdate { square, sensed }) => {
+                        BusReply::Changes(vec![field(square, sensed)])
+                    }
+                    other => panic!("unexpected frame {other:?}"),
+                };
+                out.push((chunk.t_ms + offset, bus(address, reply)));
+            }
+        }
+        out
+    };
+    let mut all = as_bus(1025, 0);
+    all.extend(as_bus(77, 137));
+    all.sort_by_key(|(t, _)| *t);
+
+    let mut header = CaptureHeader::new("dgt");
+    header.mode = Some(PortMode::Bus);
+    let mut w = CaptureWriter::new(Vec::new(), &header).unwrap();
+    for (t, bytes) in &all {
+        w.write(*t, Direction::In, bytes).unwrap();
+    }
+    let bytes = w.into_inner();
+    let mut sink = Collect::default();
+    let summary = replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
+    assert_eq!(summary.stats.decode_errors, 0);
+    assert_eq!(sink.games.len(), 2, "warnings: {:?}", sink.warnings);
+    for (game, board) in sink.games.iter().zip([77, 1025]) {
+        assert!(game.contains(&format!("[Board \"{board}\"]")), "{game}");
+        let mut reader = pgn_reader::Reader::new(io::Cursor::new(game.as_bytes()));
+        let mut pos = shakmaty::Chess::default();
+        let mut ucis = Vec::new();
+        struct Sans(Vec<String>);
+        impl pgn_reader::Visitor for Sans {
+            type Tags = ();
+            type Movetext = ();
+            type Output = ();
+            fn begin_tags(&mut self) -> std::ops::ControlFlow<()> {
+                std::ops::ControlFlow::Continue(())
+            }
+            fn begin_movetext(&mut self, _: ()) -> std::ops::ControlFlow<(), ()> {
+                std::ops::ControlFlow::Continue(())
+            }
+            fn san(&mut self, _: &mut (), san: pgn_reader::SanPlus) -> std::ops::ControlFlow<()> {
+                self.0.push(san.to_string());
+                std::ops::ControlFlow::Continue(())
+            }
+            fn end_game(&mut self, _: ()) {}
+        }
+        let mut sans = Sans(Vec::new());
+        reader.read_game(&mut sans).unwrap();
+        for s in sans.0 {
+            use shakmaty::Position;
+            let m = s
+                .parse::<pgn_reader::SanPlus>()
+                .unwrap()
+                .san
+                .to_move(&pos)
+                .unwrap();
+            ucis.push(
+                shakmaty::uci::UciMove::from_move(m, shakmaty::CastlingMode::Standard).to_string(),
+            );
+            pos.play_unchecked(m);
+        }
+        assert_eq!(ucis, expected, "board {board}");
+    }
+    let boards: std::collections::BTreeSet<u32> = sink.events.iter().map(|e| e.board).collect();
+    assert_eq!(boards.into_iter().collect::<Vec<_>>(), vec![77, 1025]);
+}
+
+#[test]
+fn from_start_history_gives_only_the_resulting_picture() {
+    let pawn = Sensed::Piece(Role::Pawn.of(Color::White));
+    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut events = Vec::new();
+    let mut feed = |t_ms: u64, bytes: Vec<u8>, session: &mut DgtSession| {
+        session.feed(
+            &Chunk {
+                t_ms,
+                dir: Direction::In,
+                bytes,
+            },
+            &mut events,
+        );
+    };
+    feed(0, bus(5, BusReply::BoardDump(start())), &mut session);
+    feed(
+        10,
+        bus(
+            5,
+            BusReply::Changes(vec![
+                field(Square::E2, Sensed::Empty),
+                field(Square::E4, pawn),
+            ]),
+        ),
+        &mut session,
+    );
+    assert_eq!(session.stats().pictures, 3, "a dump and each change");
+    // The host re-reads the whole game since the start tag: e2-e4 again, then
+    // d2-d4. Replaying it square by square would show the start position again.
+    feed(
+        20,
+        bus(
+            5,
+            BusReply::FromStart(vec![
+                EeRecord::BeginPos,
+                field(Square::E2, Sensed::Empty),
+                field(Square::E4, pawn),
+                field(Square::D2, Sensed::Empty),
+                field(Square::D4, pawn),
+            ]),
+        ),
+        &mut session,
+    );
+    assert_eq!(
+        session.stats().pictures,
+        4,
+        "one picture for the whole history"
+    );
+    assert_eq!(session.stats().ee_records_unused, 1);
+    let picture = session.bus_picture(5).unwrap();
+    assert_eq!(picture.get(Square::D4), pawn);
+    assert_eq!(picture.get(Square::E4), pawn);
+    assert_eq!(picture.get(Square::D2), Sensed::Empty);
+    // Nothing new since: no picture at all.
+    feed(
+        30,
+        bus(5, BusReply::FromStart(vec![field(Square::D4, pawn)])),
+        &mut session,
+    );
+    assert_eq!(session.stats().pictures, 4);
+}
+
+#[test]
+fn end_busmode_leaves_bus_mode() {
+    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut events = Vec::new();
+    let end = host(HostFrame::Bus(BusCommand {
+        kind: BusCommandKind::EndBusMode,
+        address: 0,
+    }));
+    session.feed(
+        &Chunk {
+            t_ms: 0,
+            dir: Direction::Out,
+            bytes: end,
+        },
+        &mut events,
+    );
+    assert_eq!(session.mode(), Mode::Single);
+    let ping = host(HostFrame::Bus(BusCommand {
+        kind: BusCommandKind::Ping,
+        address: 0,
+    }));
+    session.feed(
+        &Chunk {
+            t_ms: 1,
+            dir: Direction::Out,
+            bytes: ping,
+        },
+        &mut events,
+    );
+    assert_eq!(session.mode(), Mode::Bus);
+}
