@@ -72,7 +72,8 @@ impl Default for TrackerConfig {
             takeback_hold_ms: 1_200,
             illegal_alert_ms: 1_500,
             press_settle_ms: 400,
-            displaced_alert_ms: 5_000,
+            // Beyond a hand hovering with a piece (players do, for several seconds).
+            displaced_alert_ms: 10_000,
             max_burst_plies: 4,
         }
     }
@@ -113,6 +114,9 @@ struct Press {
     clock_ms: u64,
     emt_ms: Option<u64>,
     alerted: bool,
+    /// The board showed the mover's move complete after the press: the press is
+    /// fulfilled even if the opponent's hand moves in before it settles.
+    matched: bool,
 }
 
 /// A start picture waiting for its hold.
@@ -919,7 +923,8 @@ impl Tracker {
                 continue;
             }
             if for_mover && self.resolution == Resolution::Explained {
-                let p = self.press.as_ref().expect("checked");
+                let p = self.press.as_mut().expect("checked");
+                p.matched = true;
                 if t >= p.t.max(self.last_change_t) + self.config.press_settle_ms {
                     let press = self.press.take();
                     self.verify_first(press.as_ref(), out);
@@ -1059,6 +1064,7 @@ impl Tracker {
             clock_ms: reading.side(side).millis,
             emt_ms: self.turn_started_t.map(|s| t.saturating_sub(s)),
             alerted: false,
+            matched: false,
         };
         self.turn_started_t = Some(t);
         let game = self.game.as_ref().expect("playing");
@@ -1173,7 +1179,7 @@ impl Tracker {
                 let board = self.last_board.clone();
                 // With candidates pending (an ambiguity), the press was for one of them.
                 let candidates = !self.ambiguous_lines.is_empty();
-                if let Some(press) = self.press.as_mut().filter(|_| !candidates) {
+                if let Some(press) = self.press.as_mut().filter(|p| !candidates && !p.matched) {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         let game = self.game.as_ref().expect("playing");
