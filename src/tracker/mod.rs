@@ -895,12 +895,18 @@ impl Tracker {
                 return;
             };
             let Some(_) = game.pending.first() else {
-                // Nothing on the board to complete: a press with no move made is
-                // forgotten once the hand has had time to show one.
-                if let Some(p) = &self.press {
-                    if self.resolution == Resolution::Explained
-                        && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
-                    {
+                // Nothing on the board to complete. A press by the player not to move
+                // (starting the opponent's clock, or pressing late, 6.2.2) is done
+                // with; one by the player to move may be for a move still in the
+                // hand, and is forgotten once the hand has had time to show one.
+                let to_move = game.tip().turn();
+                if let Some(side) = self.press.as_ref().map(|p| p.side) {
+                    let by_mover = self.presser(side, to_move) == to_move;
+                    let stale = self.press.as_ref().is_some_and(|p| {
+                        self.resolution == Resolution::Explained
+                            && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
+                    });
+                    if !by_mover || stale {
                         self.press = None;
                     }
                 }
@@ -1076,8 +1082,39 @@ impl Tracker {
             // The side not to move starts the opponent's clock (6.6).
             self.white_side = Some(color_side(side, !game.verified().turn()));
         }
+        let mut press = press;
+        if self.resolution == Resolution::Unexplained {
+            press.matched = self.opponent_hand_moving(side);
+        }
         self.press = Some(press);
         self.settle(t, out);
+    }
+
+    /// The picture is unexplained only because of the opponent's pieces: the clock
+    /// message came after the opponent's hand had started (the clock reports up to
+    /// a second late), and the mover's move the board showed is what was pressed for.
+    fn opponent_hand_moving(&mut self, side: ClockSide) -> bool {
+        let Some(game) = self.game.as_ref() else {
+            return false;
+        };
+        if game.pending.len() != 1 {
+            return false;
+        }
+        let Some(board) = self.last_board.clone() else {
+            return false;
+        };
+        let mover = game.verified().turn();
+        let tip = game.tip().board().clone();
+        if self.presser(side, mover) != mover {
+            return false;
+        }
+        let changed = search::diff(&tip, &board);
+        changed.any()
+            && changed.into_iter().all(|sq| {
+                let before = tip.piece_at(sq);
+                let now = board.piece_at(sq);
+                before.is_none_or(|p| p.color != mover) && now.is_none_or(|p| p.color != mover)
+            })
     }
 
     // ----- timers ---------------------------------------------------------------
