@@ -1083,38 +1083,25 @@ impl Tracker {
             self.white_side = Some(color_side(side, !game.verified().turn()));
         }
         let mut press = press;
-        if self.resolution == Resolution::Unexplained {
-            press.matched = self.opponent_hand_moving(side);
-        }
+        press.matched = self.pressed_for_shown_move(side);
         self.press = Some(press);
         self.settle(t, out);
     }
 
-    /// The picture is unexplained only because of the opponent's pieces: the clock
-    /// message came after the opponent's hand had started (the clock reports up to
-    /// a second late), and the mover's move the board showed is what was pressed for.
-    fn opponent_hand_moving(&mut self, side: ClockSide) -> bool {
+    /// The board has shown the presser's move complete (it is the line's first
+    /// move): whatever the picture shows when the press arrives (the clock reports
+    /// up to a second late, by when a hand may be moving again: the opponent's
+    /// reply, an adjustment, a knocked piece), this press is not an illegal one.
+    /// The move is still verified only on a settled picture or the opponent's move.
+    fn pressed_for_shown_move(&mut self, side: ClockSide) -> bool {
         let Some(game) = self.game.as_ref() else {
             return false;
         };
-        if game.pending.len() != 1 {
+        if game.pending.is_empty() {
             return false;
         }
-        let Some(board) = self.last_board.clone() else {
-            return false;
-        };
         let mover = game.verified().turn();
-        let tip = game.tip().board().clone();
-        if self.presser(side, mover) != mover {
-            return false;
-        }
-        let changed = search::diff(&tip, &board);
-        changed.any()
-            && changed.into_iter().all(|sq| {
-                let before = tip.piece_at(sq);
-                let now = board.piece_at(sq);
-                before.is_none_or(|p| p.color != mover) && now.is_none_or(|p| p.color != mover)
-            })
+        self.presser(side, mover) == mover
     }
 
     // ----- timers ---------------------------------------------------------------
