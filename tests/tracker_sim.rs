@@ -19,6 +19,8 @@ struct Tally {
     retractions: usize,
     serious: Vec<String>,
     wrong: Vec<String>,
+    /// Games whose start was seen with the board turned 180°.
+    rotated_starts: usize,
 }
 
 fn run(step: usize, rotated: bool, clock_right: bool) -> Tally {
@@ -30,6 +32,7 @@ fn run(step: usize, rotated: bool, clock_right: bool) -> Tally {
         retractions: 0,
         serious: Vec::new(),
         wrong: Vec::new(),
+        rotated_starts: 0,
     };
     for (i, entry) in index.iter().enumerate().filter(|(i, _)| i % step == 0) {
         let Some(game) = entry.game.as_ref() else {
@@ -65,6 +68,9 @@ fn run(step: usize, rotated: bool, clock_right: bool) -> Tally {
         for e in &events {
             match &e.event {
                 TrackerEvent::Game(GameEvent::Move(m)) if m.verified => line.push(m.uci.clone()),
+                TrackerEvent::Game(GameEvent::GameStart { rotated: true, .. }) => {
+                    tally.rotated_starts += 1
+                }
                 TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
                     tally.retractions += 1;
                     line.truncate(*from_ply as usize - 1);
@@ -143,6 +149,11 @@ fn realistic_hands_through_the_session() {
         let t = run(step, rotated, right);
         report(name, &t);
         assert!(t.games > 40, "{name}: a real sample was played");
+        let want_rotated = if rotated { t.games } else { 0 };
+        assert_eq!(
+            t.rotated_starts, want_rotated,
+            "{name}: orientation found from the start"
+        );
         assert_eq!(t.exact, t.games, "{name}: every game followed exactly");
         assert_eq!(t.retractions, 0, "{name}: no retraction in normal play");
         // Alerts are for arbiters: false alarms must stay rare (under 2% of games).
