@@ -23,7 +23,7 @@ struct Tally {
     rotated_starts: usize,
 }
 
-fn run(step: usize, rotated: bool, clock_right: bool) -> Tally {
+fn run(step: usize, rotated: bool, clock_right: bool, stress: bool) -> Tally {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
     let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
     let mut tally = Tally {
@@ -49,6 +49,17 @@ fn run(step: usize, rotated: bool, clock_right: bool) -> Tally {
             ..SimOptions::default()
         };
         opts.hand.speed = 0.02;
+        if stress {
+            // Fast, careless hands: every irregular habit far more often.
+            opts.hand.hand_speed = 0.5;
+            opts.hand.slide = 0.4;
+            opts.hand.slide_pause = 0.5;
+            opts.hand.adjust = 0.2;
+            opts.hand.early_reply = 0.3;
+            opts.hand.retract = 0.1;
+            opts.hand.knock = 0.1;
+            opts.hand.hover = 0.1;
+        }
         opts.hand.rotated = rotated;
         opts.hand.white_clock = if clock_right {
             ClockSide::Right
@@ -146,7 +157,7 @@ fn realistic_hands_through_the_session() {
         ("rotated", true, false),
         ("clock right", false, true),
     ] {
-        let t = run(step, rotated, right);
+        let t = run(step, rotated, right, false);
         report(name, &t);
         assert!(t.games > 40, "{name}: a real sample was played");
         let want_rotated = if rotated { t.games } else { 0 };
@@ -163,4 +174,30 @@ fn realistic_hands_through_the_session() {
             t.serious.len()
         );
     }
+}
+
+/// The same with fast, careless hands (every habit 5-10 times as often).
+#[test]
+fn careless_fast_hands_through_the_session() {
+    let step = std::env::var("TRACKER_SIM_STEP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    let t = run(step, false, false, true);
+    report("careless", &t);
+    assert!(t.games > 40);
+    // Not every careless habit can be read back (two presses inside one clock
+    // report, a knocked piece left on a square where the move would be legal); the
+    // floor keeps what is reached.
+    assert!(
+        t.exact * 100 >= t.games * 95,
+        "{} of {} games exact",
+        t.exact,
+        t.games
+    );
+    assert!(
+        t.retractions * 100 <= t.games,
+        "{} retractions",
+        t.retractions
+    );
 }

@@ -53,10 +53,12 @@ pub struct TrackerConfig {
     /// After a clock press, the picture may stay unexplained this long (the hand
     /// finishing the move) before an illegal move is reported.
     pub illegal_alert_ms: Millis,
-    /// After a press, the line may still change this long (the board reports squares
-    /// up to a scan late); the move is verified once the picture has been still
-    /// this long after the press.
+    /// A press that arrives while the move is still in transit (the board reports
+    /// squares up to a scan late): the move is verified once the picture has been
+    /// still this long after the press.
     pub press_settle_ms: Millis,
+    /// With a clock, a move left still this long without a press is verified.
+    pub unpressed_hold_ms: Millis,
     /// A picture no legal play explains is reported as displaced pieces after this long.
     pub displaced_alert_ms: Millis,
     /// Most plies searched for between two pictures (bursts, §4.9).
@@ -72,6 +74,7 @@ impl Default for TrackerConfig {
             takeback_hold_ms: 1_200,
             illegal_alert_ms: 1_500,
             press_settle_ms: 400,
+            unpressed_hold_ms: 8_000,
             // Beyond a hand hovering with a piece (players do, for several seconds).
             displaced_alert_ms: 10_000,
             max_burst_plies: 4,
@@ -117,6 +120,10 @@ struct Press {
     /// The board showed the mover's move complete after the press: the press is
     /// fulfilled even if the opponent's hand moves in before it settles.
     matched: bool,
+    /// The board showed the move complete when the press arrived: nothing is in
+    /// transit, the move is verified at once (a piece touched after the press,
+    /// knocked or adjusted, is not a new version of the move: 4.7, 6.2.1).
+    on_still_move: bool,
 }
 
 /// A start picture waiting for its hold.
@@ -931,7 +938,12 @@ impl Tracker {
             if for_mover && self.resolution == Resolution::Explained {
                 let p = self.press.as_mut().expect("checked");
                 p.matched = true;
-                if t >= p.t.max(self.last_change_t) + self.config.press_settle_ms {
+                let settle = if p.on_still_move {
+                    0
+                } else {
+                    self.config.press_settle_ms
+                };
+                if t >= p.t.max(self.last_change_t) + settle {
                     let press = self.press.take();
                     self.verify_first(press.as_ref(), out);
                 }
@@ -1071,6 +1083,7 @@ impl Tracker {
             emt_ms: self.turn_started_t.map(|s| t.saturating_sub(s)),
             alerted: false,
             matched: false,
+            on_still_move: false,
         };
         self.turn_started_t = Some(t);
         let game = self.game.as_ref().expect("playing");
@@ -1084,6 +1097,7 @@ impl Tracker {
         }
         let mut press = press;
         press.matched = self.pressed_for_shown_move(side);
+        press.on_still_move = press.matched && self.resolution == Resolution::Explained;
         self.press = Some(press);
         self.settle(t, out);
     }
@@ -1154,8 +1168,12 @@ impl Tracker {
                     return;
                 }
                 // A move that ends the game is complete when made (6.2.1); the hold
-                // only guards against a slide pausing on a mating square.
-                if self.clockless() || game.tip().is_game_over() {
+                // only guards against a slide pausing on a mating square. With a
+                // clock, a move left still for long was made (4.7) even if no press
+                // was seen: two presses inside one clock report look like none, and
+                // the last move of a game is often not pressed at all.
+                let unpressed = still >= self.config.unpressed_hold_ms;
+                if self.clockless() || game.tip().is_game_over() || unpressed {
                     while self.phase == Phase::Playing
                         && self.game.as_ref().is_some_and(|g| !g.pending.is_empty())
                     {
