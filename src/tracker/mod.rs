@@ -57,6 +57,9 @@ pub struct TrackerConfig {
     /// squares up to a scan late): the move is verified once the picture has been
     /// still this long after the press.
     pub press_settle_ms: Millis,
+    /// An unexplained picture still this long is read as a two-ply burst even if the
+    /// board never reported the piece the first ply put down.
+    pub burst_hold_ms: Millis,
     /// With a clock, a move left still this long without a press is verified.
     pub unpressed_hold_ms: Millis,
     /// A picture no legal play explains is reported as displaced pieces after this long.
@@ -75,6 +78,7 @@ impl Default for TrackerConfig {
             illegal_alert_ms: 1_500,
             press_settle_ms: 400,
             unpressed_hold_ms: 8_000,
+            burst_hold_ms: 500,
             // Beyond a hand hovering with a piece (players do, for several seconds).
             displaced_alert_ms: 10_000,
             max_burst_plies: 4,
@@ -208,9 +212,11 @@ pub struct Tracker {
     draw_noted: bool,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
-    /// Occupancy-only: accept captures whose square was never seen empty (the
-    /// picture has been still, or the clock was pressed).
+    /// Accept what the squares did not show: captures whose square was never seen
+    /// empty (occupancy-only), two-ply bursts with an unseen middle (identity).
     lenient: bool,
+    /// The picture (by its change time) a lenient reading was tried for.
+    lenient_tried: Option<Millis>,
     /// The link was down since the last explained picture: changes were missed,
     /// so bursts cannot be checked against what the squares showed.
     gap: bool,
@@ -249,6 +255,7 @@ impl Tracker {
             draw_noted: false,
             seen: search::Seen::default(),
             lenient: false,
+            lenient_tried: None,
             gap: false,
             clock_seen: false,
             last_reading: None,
@@ -663,7 +670,7 @@ impl Tracker {
             self.settle(t, out);
             return Resolution::Explained;
         }
-        let seen = (!self.gap).then_some(&self.seen);
+        let seen = (!self.gap && !self.lenient).then_some(&self.seen);
         // An ambiguity is resolved when the play that follows fits one candidate only.
         // The line under the candidates may have changed since (a takeback, a
         // verification): candidates hanging off a prefix that is gone are void.
@@ -723,6 +730,8 @@ impl Tracker {
         // Occupancy alone cannot support bursts: too many sequences give the same
         // squares. Such boards follow one ply per picture.
         let max = match target {
+            // Without the check against what the squares showed, two plies at most.
+            Target::Board(_) if self.lenient => self.config.max_burst_plies.clamp(1, 2),
             Target::Board(_) => self.config.max_burst_plies.max(1),
             Target::Occupancy(_) => 1,
         };
@@ -739,6 +748,18 @@ impl Tracker {
                         }
                     } else {
                         let mut sols = search::sequences(base, target, depth, 6, seen);
+                        if self.lenient && matches!(target, Target::Board(_)) {
+                            // Unseen middles only where the squares say so: a square
+                            // both plies touched must show the change. A capture and a
+                            // same-piece recapture leave their square as it was, exactly
+                            // like a capture in progress (capturer and captured piece
+                            // both in the hand): that is never read without seeing it.
+                            let changed = target.diff(base.board());
+                            sols.retain(|line| {
+                                line.iter()
+                                    .all(|&m| (search::touched(m) & !changed).is_empty())
+                            });
+                        }
                         if !self.lenient && matches!(target, Target::Occupancy(_)) {
                             // A board that cannot tell pieces apart shows a piece
                             // lifted off its square exactly as a capture by it. A
@@ -1187,6 +1208,32 @@ impl Tracker {
                     if t.saturating_sub(since) >= self.config.takeback_hold_ms {
                         self.take_back(t, k, out);
                         return;
+                    }
+                }
+                if let Some(board) = self.last_board.clone() {
+                    // A burst whose middle the board never reported (a reply lifted
+                    // the piece within one scan of its landing): once the picture is
+                    // still, two plies are read without the check against what the
+                    // squares showed. A hand holding a piece is still too, but one
+                    // lifted piece is never two plies.
+                    let still = t.saturating_sub(self.last_change_t);
+                    if still >= self.config.burst_hold_ms
+                        && self.lenient_tried != Some(self.last_change_t)
+                    {
+                        self.lenient_tried = Some(self.last_change_t);
+                        self.lenient = true;
+                        let r = self.resolve(t, Target::Board(&board), out);
+                        self.lenient = false;
+                        if r != Resolution::Unexplained {
+                            self.resolution = r;
+                            if r == Resolution::Explained {
+                                self.seen.reset(Target::Board(&board));
+                            }
+                            self.unexplained_since = None;
+                            self.unexplained_alerted = false;
+                            self.takeback = None;
+                            return;
+                        }
                     }
                 }
                 if self.last_board.is_none() && self.occupancy_capture_due(t) {
