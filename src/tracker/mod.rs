@@ -736,10 +736,18 @@ impl Tracker {
             Target::Occupancy(_) => 1,
         };
         let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
+        // Fewest plies from the last verified position first (a slide's square seen
+        // in passing is not a move of its own); among equals, keep the longest part
+        // of the line the pictures already showed.
+        let len = game.pending.len();
         'passes: for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
-            for j in (0..=game.pending.len()).rev() {
-                let base = game.pos_at(j);
-                for depth in lo..=hi {
+            for total in lo..=len + hi {
+                for j in (0..=len.min(total)).rev() {
+                    let depth = total - j;
+                    if depth < lo || depth > hi {
+                        continue;
+                    }
+                    let base = game.pos_at(j);
                     let sols = if depth == 0 {
                         if target.matches(base.board()) {
                             vec![Vec::new()]
