@@ -687,7 +687,7 @@ fn s42_two_ply_rollback() {
         .place("b8", 'n')
         .lift("f3")
         .place("g1", 'N')
-        .wait(1_500);
+        .wait(4_000);
     assert_eq!(sc.retractions(), vec![(3, vec![3, 4])]);
     assert_eq!(sc.alert_kinds(), s(&["takeback"]));
     sc.play("f1c4", W);
@@ -707,7 +707,7 @@ fn s43_rollback_to_a_repeated_position_takes_the_latest() {
     ] {
         sc.play(m, c);
     }
-    sc.lift("f6").place("g8", 'n').wait(1_500);
+    sc.lift("f6").place("g8", 'n').wait(4_000);
     assert_eq!(sc.retractions(), vec![(6, vec![6])]);
     assert_eq!(sc.sans().len(), 5);
 }
@@ -729,7 +729,7 @@ fn s44_correction_five_moves_later() {
         sc.play(m, if i % 2 == 0 { W } else { B });
     }
     show(&mut sc, "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR");
-    sc.wait(1_500);
+    sc.wait(4_000);
     assert_eq!(sc.retractions(), vec![(3, (3..=10).collect())]);
     assert_eq!(sc.sans(), s(&["e4", "e5"]));
 }
@@ -739,7 +739,7 @@ fn s45_rollback_to_start_is_not_a_new_game() {
     let mut sc = Script::standard();
     sc.play("e2e4", W).play("e7e5", B);
     show(&mut sc, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
-    sc.wait(1_500);
+    sc.wait(4_000);
     assert_eq!(sc.retractions(), vec![(1, vec![1, 2])]);
     assert_eq!(sc.alert_kinds(), s(&["rollback_to_start"]));
     assert_eq!(sc.game_starts().len(), 1);
@@ -757,7 +757,7 @@ fn s45b_reset_with_the_clock_stopped_starts_the_next_game() {
     let mut out = Vec::new();
     sc.tracker.clock(sc.t, &r, &mut out);
     show(&mut sc, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
-    sc.wait(1_500);
+    sc.wait(4_000);
     assert!(
         sc.retractions().is_empty(),
         "the finished game is not withdrawn"

@@ -84,6 +84,10 @@ fn run(step: usize, rotated: bool, clock_right: bool, stress: bool) -> Tally {
                 }
                 TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
                     tally.retractions += 1;
+                    tally.wrong.push(format!(
+                        "{}#{}: retraction from ply {from_ply} at {} ms",
+                        entry.file, entry.index, e.t_ms
+                    ));
                     line.truncate(*from_ply as usize - 1);
                 }
                 TrackerEvent::Alert(a) if a.severity >= Severity::Warning => {

@@ -74,7 +74,8 @@ impl Default for TrackerConfig {
             clockless_hold_ms: 2_000,
             no_clock: false,
             start_hold_ms: 600,
-            takeback_hold_ms: 1_200,
+            // Longer than a knocked piece lies on a square before it is put back.
+            takeback_hold_ms: 3_500,
             illegal_alert_ms: 1_500,
             press_settle_ms: 400,
             unpressed_hold_ms: 8_000,
