@@ -144,6 +144,16 @@ fn report(name: &str, t: &Tally) {
     for w in t.wrong.iter().take(10) {
         eprintln!("  {w}");
     }
+    let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+    for s in &t.serious {
+        let kind = s
+            .split(": ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap_or("");
+        *kinds.entry(kind.to_string()).or_default() += 1;
+    }
+    eprintln!("  alert kinds: {kinds:?}");
     for s in t.serious.iter().take(10) {
         eprintln!("  {s}");
     }
