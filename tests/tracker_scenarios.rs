@@ -345,7 +345,8 @@ fn s19_en_passant_motion_when_not_available() {
 
 // ----- 4.4 promotion ----------------------------------------------------------
 
-const PROMO: &str = "7k/4P3/8/8/8/8/8/K7 w - - 0 1";
+// (The black pawn keeps material on the board after an under-promotion.)
+const PROMO: &str = "7k/4P3/8/8/8/8/7p/K7 w - - 0 1";
 
 #[test]
 fn s20_promotion_pawn_lifted_queen_placed() {
@@ -475,7 +476,7 @@ fn s30_knight_hop_is_verified_right_after_the_press() {
         .expect("move published");
     // Verified once the press has settled (one board scan plus margin).
     assert!(
-        ev.0 > t_press && ev.0 <= t_press + 500,
+        ev.0 >= t_press && ev.0 <= t_press + 500,
         "verified {} ms after the press",
         ev.0 - t_press
     );
@@ -519,7 +520,7 @@ fn s32b_misread_new_piece_is_replaced_before_verification() {
 fn s33_undetected_pawn_is_reported_then_recovers() {
     let mut sc = Script::standard();
     sc.play("e2e4", W);
-    sc.lift("a7").wait(4_000);
+    sc.lift("a7").wait(9_000);
     assert!(sc.alerts().is_empty(), "no alert before the threshold");
     sc.wait(2_000);
     let a = sc.alerts();
@@ -543,9 +544,10 @@ fn s34_impossible_picture_is_noise() {
 #[test]
 fn s35_hovering_hand_gets_guidance_after_the_error_timer() {
     let mut sc = Script::standard();
-    sc.lift("g1").wait(4_500);
+    // A hand hovering for 8 s is normal; at 12 s the arbiter gets guidance.
+    sc.lift("g1").wait(8_000);
     assert!(sc.alerts().is_empty());
-    sc.wait(3_500);
+    sc.wait(4_000);
     assert_eq!(sc.alert_kinds(), s(&["displaced_pieces"]));
     assert_eq!(sc.alerts()[0].squares, s(&["g1"]));
     sc.place("f3", 'N').press(W);
@@ -572,7 +574,7 @@ fn s37_knocked_piece_restored_to_the_wrong_square() {
     let mut sc = Script::standard();
     sc.play("e2e4", W);
     // Black's h8 rook is knocked over and put back on h6; nobody notices.
-    sc.lift("h8").place("h6", 'r').wait(6_000);
+    sc.lift("h8").place("h6", 'r').wait(11_000);
     let a = sc.alerts();
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].kind, "displaced_pieces");
@@ -685,7 +687,7 @@ fn s42_two_ply_rollback() {
         .place("b8", 'n')
         .lift("f3")
         .place("g1", 'N')
-        .wait(1_500);
+        .wait(4_000);
     assert_eq!(sc.retractions(), vec![(3, vec![3, 4])]);
     assert_eq!(sc.alert_kinds(), s(&["takeback"]));
     sc.play("f1c4", W);
@@ -705,7 +707,7 @@ fn s43_rollback_to_a_repeated_position_takes_the_latest() {
     ] {
         sc.play(m, c);
     }
-    sc.lift("f6").place("g8", 'n').wait(1_500);
+    sc.lift("f6").place("g8", 'n').wait(4_000);
     assert_eq!(sc.retractions(), vec![(6, vec![6])]);
     assert_eq!(sc.sans().len(), 5);
 }
@@ -727,7 +729,7 @@ fn s44_correction_five_moves_later() {
         sc.play(m, if i % 2 == 0 { W } else { B });
     }
     show(&mut sc, "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR");
-    sc.wait(1_500);
+    sc.wait(4_000);
     assert_eq!(sc.retractions(), vec![(3, (3..=10).collect())]);
     assert_eq!(sc.sans(), s(&["e4", "e5"]));
 }
@@ -737,7 +739,7 @@ fn s45_rollback_to_start_is_not_a_new_game() {
     let mut sc = Script::standard();
     sc.play("e2e4", W).play("e7e5", B);
     show(&mut sc, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
-    sc.wait(1_500);
+    sc.wait(4_000);
     assert_eq!(sc.retractions(), vec![(1, vec![1, 2])]);
     assert_eq!(sc.alert_kinds(), s(&["rollback_to_start"]));
     assert_eq!(sc.game_starts().len(), 1);
@@ -755,7 +757,7 @@ fn s45b_reset_with_the_clock_stopped_starts_the_next_game() {
     let mut out = Vec::new();
     sc.tracker.clock(sc.t, &r, &mut out);
     show(&mut sc, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
-    sc.wait(1_500);
+    sc.wait(4_000);
     assert!(
         sc.retractions().is_empty(),
         "the finished game is not withdrawn"
@@ -1121,4 +1123,28 @@ fn clockless_board_verifies_after_the_hold() {
     sc.wait(700);
     assert_eq!(sc.sans(), s(&["e4"]));
     assert_eq!(sc.moves()[0].clock_ms, None);
+}
+
+#[test]
+fn automatic_draw_is_noted_and_the_record_goes_on() {
+    let f = "4k3/8/8/8/8/5R2/3n4/4K3 b - - 0 1";
+    let mut sc = Script::empty(TrackerConfig::default());
+    sc.tracker.set_start_fen(f).unwrap();
+    sc.setup(f.split(' ').next().unwrap());
+    sc.start_clock_for(B);
+    sc.lift("f3").lift("d2").place("f3", 'n').press(B);
+    sc.play("e1e2", W);
+    assert_eq!(sc.sans(), s(&["Nxf3+", "Ke2"]));
+    assert_eq!(sc.tracker.white_clock_side(), Some(ClockSide::Left));
+    let a = sc.alerts();
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        (a[0].kind.as_str(), a[0].article.as_str()),
+        ("automatic_draw", "5.2.2")
+    );
+    assert_eq!(a[0].severity, Severity::Info);
+    assert!(
+        sc.results().is_empty(),
+        "the players decide; the board is still followed"
+    );
 }

@@ -53,10 +53,15 @@ pub struct TrackerConfig {
     /// After a clock press, the picture may stay unexplained this long (the hand
     /// finishing the move) before an illegal move is reported.
     pub illegal_alert_ms: Millis,
-    /// After a press, the line may still change this long (the board reports squares
-    /// up to a scan late); the move is verified once the picture has been still
-    /// this long after the press.
+    /// A press that arrives while the move is still in transit (the board reports
+    /// squares up to a scan late): the move is verified once the picture has been
+    /// still this long after the press.
     pub press_settle_ms: Millis,
+    /// An unexplained picture still this long is read as a two-ply burst even if the
+    /// board never reported the piece the first ply put down.
+    pub burst_hold_ms: Millis,
+    /// With a clock, a move left still this long without a press is verified.
+    pub unpressed_hold_ms: Millis,
     /// A picture no legal play explains is reported as displaced pieces after this long.
     pub displaced_alert_ms: Millis,
     /// Most plies searched for between two pictures (bursts, §4.9).
@@ -69,10 +74,14 @@ impl Default for TrackerConfig {
             clockless_hold_ms: 2_000,
             no_clock: false,
             start_hold_ms: 600,
-            takeback_hold_ms: 1_200,
+            // Longer than a knocked piece lies on a square before it is put back.
+            takeback_hold_ms: 3_500,
             illegal_alert_ms: 1_500,
             press_settle_ms: 400,
-            displaced_alert_ms: 5_000,
+            unpressed_hold_ms: 8_000,
+            burst_hold_ms: 500,
+            // Beyond a hand hovering with a piece (players do, for several seconds).
+            displaced_alert_ms: 10_000,
             max_burst_plies: 4,
         }
     }
@@ -113,6 +122,13 @@ struct Press {
     clock_ms: u64,
     emt_ms: Option<u64>,
     alerted: bool,
+    /// The board showed the mover's move complete after the press: the press is
+    /// fulfilled even if the opponent's hand moves in before it settles.
+    matched: bool,
+    /// The board showed the move complete when the press arrived: nothing is in
+    /// transit, the move is verified at once (a piece touched after the press,
+    /// knocked or adjusted, is not a new version of the move: 4.7, 6.2.1).
+    on_still_move: bool,
 }
 
 /// A start picture waiting for its hold.
@@ -193,11 +209,15 @@ pub struct Tracker {
     /// An earlier position of the game the board showed since the last explained
     /// picture (the start of a takeback).
     passed_back: Option<usize>,
+    /// An automatic draw (5.2.2, 9.6) was reported for this game.
+    draw_noted: bool,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
-    /// Occupancy-only: accept captures whose square was never seen empty (the
-    /// picture has been still, or the clock was pressed).
+    /// Accept what the squares did not show: captures whose square was never seen
+    /// empty (occupancy-only), two-ply bursts with an unseen middle (identity).
     lenient: bool,
+    /// The picture (by its change time) a lenient reading was tried for.
+    lenient_tried: Option<Millis>,
     /// The link was down since the last explained picture: changes were missed,
     /// so bursts cannot be checked against what the squares showed.
     gap: bool,
@@ -233,8 +253,10 @@ impl Tracker {
             ambiguous_lines: Vec::new(),
             displaced: None,
             passed_back: None,
+            draw_noted: false,
             seen: search::Seen::default(),
             lenient: false,
+            lenient_tried: None,
             gap: false,
             clock_seen: false,
             last_reading: None,
@@ -318,6 +340,13 @@ impl Tracker {
         }
         if ply0_idle && reading.running && !prev.is_some_and(|p| p.running) {
             self.turn_started_t = Some(t_ms);
+        }
+        // A press still waiting for its move: the mover's display is stopped now,
+        // and the latest reading has any increment the clock added.
+        if let Some(p) = self.press.as_mut() {
+            if reading.lever_high == Some(p.side.other()) {
+                p.clock_ms = reading.side(p.side).millis;
+            }
         }
         // The side whose button went down pressed.
         if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
@@ -483,6 +512,7 @@ impl Tracker {
         self.press = None;
         self.ambiguous_alerted = None;
         self.ambiguous_lines.clear();
+        self.draw_noted = false;
         self.displaced = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
@@ -641,7 +671,7 @@ impl Tracker {
             self.settle(t, out);
             return Resolution::Explained;
         }
-        let seen = (!self.gap).then_some(&self.seen);
+        let seen = (!self.gap && !self.lenient).then_some(&self.seen);
         // An ambiguity is resolved when the play that follows fits one candidate only.
         // The line under the candidates may have changed since (a takeback, a
         // verification): candidates hanging off a prefix that is gone are void.
@@ -701,14 +731,24 @@ impl Tracker {
         // Occupancy alone cannot support bursts: too many sequences give the same
         // squares. Such boards follow one ply per picture.
         let max = match target {
+            // Without the check against what the squares showed, two plies at most.
+            Target::Board(_) if self.lenient => self.config.max_burst_plies.clamp(1, 2),
             Target::Board(_) => self.config.max_burst_plies.max(1),
             Target::Occupancy(_) => 1,
         };
         let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
+        // Fewest plies from the last verified position first (a slide's square seen
+        // in passing is not a move of its own); among equals, keep the longest part
+        // of the line the pictures already showed.
+        let len = game.pending.len();
         'passes: for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
-            for j in (0..=game.pending.len()).rev() {
-                let base = game.pos_at(j);
-                for depth in lo..=hi {
+            for total in lo..=len + hi {
+                for j in (0..=len.min(total)).rev() {
+                    let depth = total - j;
+                    if depth < lo || depth > hi {
+                        continue;
+                    }
+                    let base = game.pos_at(j);
                     let sols = if depth == 0 {
                         if target.matches(base.board()) {
                             vec![Vec::new()]
@@ -717,6 +757,18 @@ impl Tracker {
                         }
                     } else {
                         let mut sols = search::sequences(base, target, depth, 6, seen);
+                        if self.lenient && matches!(target, Target::Board(_)) {
+                            // Unseen middles only where the squares say so: a square
+                            // both plies touched must show the change. A capture and a
+                            // same-piece recapture leave their square as it was, exactly
+                            // like a capture in progress (capturer and captured piece
+                            // both in the hand): that is never read without seeing it.
+                            let changed = target.diff(base.board());
+                            sols.retain(|line| {
+                                line.iter()
+                                    .all(|&m| (search::touched(m) & !changed).is_empty())
+                            });
+                        }
                         if !self.lenient && matches!(target, Target::Occupancy(_)) {
                             // A board that cannot tell pieces apart shows a piece
                             // lifted off its square exactly as a capture by it. A
@@ -880,12 +932,18 @@ impl Tracker {
                 return;
             };
             let Some(_) = game.pending.first() else {
-                // Nothing on the board to complete: a press with no move made is
-                // forgotten once the hand has had time to show one.
-                if let Some(p) = &self.press {
-                    if self.resolution == Resolution::Explained
-                        && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
-                    {
+                // Nothing on the board to complete. A press by the player not to move
+                // (starting the opponent's clock, or pressing late, 6.2.2) is done
+                // with; one by the player to move may be for a move still in the
+                // hand, and is forgotten once the hand has had time to show one.
+                let to_move = game.tip().turn();
+                if let Some(side) = self.press.as_ref().map(|p| p.side) {
+                    let by_mover = self.presser(side, to_move) == to_move;
+                    let stale = self.press.as_ref().is_some_and(|p| {
+                        self.resolution == Resolution::Explained
+                            && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
+                    });
+                    if !by_mover || stale {
                         self.press = None;
                     }
                 }
@@ -908,8 +966,14 @@ impl Tracker {
                 continue;
             }
             if for_mover && self.resolution == Resolution::Explained {
-                let p = self.press.as_ref().expect("checked");
-                if t >= p.t.max(self.last_change_t) + self.config.press_settle_ms {
+                let p = self.press.as_mut().expect("checked");
+                p.matched = true;
+                let settle = if p.on_still_move {
+                    0
+                } else {
+                    self.config.press_settle_ms
+                };
+                if t >= p.t.max(self.last_change_t) + settle {
                     let press = self.press.take();
                     self.verify_first(press.as_ref(), out);
                 }
@@ -953,10 +1017,44 @@ impl Tracker {
             reconstructed: step.reconstructed,
         })));
         let pos = game.verified();
+        // Mate and stalemate end the game (5.1.1, 5.2.1): no move is left anyway.
         if pos.is_checkmate() {
             self.end_game(GameResult::win_for(mover), "checkmate".into(), out);
-        } else if pos.is_stalemate() {
+            return;
+        }
+        if pos.is_stalemate() {
             self.end_game(GameResult::Draw, "stalemate".into(), out);
+            return;
+        }
+        // The other endings that need no claim (5.2.2, 9.6) are the arbiter's to
+        // apply: players often play on, and the record must keep following the board.
+        let draw = if pos.is_insufficient_material() {
+            Some(("5.2.2", "dead position: neither side can mate"))
+        } else if pos.halfmoves() >= 150 {
+            Some((
+                "9.6.2",
+                "75 moves by each side without a pawn move or capture",
+            ))
+        } else if game.history.iter().filter(|p| *p == pos).count() >= 5 {
+            // shakmaty's position equality is the FIDE one (9.2): same pieces,
+            // side to move, castling and en passant possibilities.
+            Some(("9.6.1", "the same position for the fifth time"))
+        } else {
+            None
+        };
+        if let Some((article, why)) = draw {
+            if !self.draw_noted {
+                self.draw_noted = true;
+                out.push(TrackerEvent::Alert(Alert {
+                    kind: "automatic_draw".into(),
+                    article: article.into(),
+                    severity: Severity::Info,
+                    squares: Vec::new(),
+                    message: format!(
+                        "After ply {ply}, {why}: the game is drawn under the Laws; the moves are still recorded."
+                    ),
+                }));
+            }
         }
     }
 
@@ -1014,6 +1112,8 @@ impl Tracker {
             clock_ms: reading.side(side).millis,
             emt_ms: self.turn_started_t.map(|s| t.saturating_sub(s)),
             alerted: false,
+            matched: false,
+            on_still_move: false,
         };
         self.turn_started_t = Some(t);
         let game = self.game.as_ref().expect("playing");
@@ -1025,8 +1125,27 @@ impl Tracker {
             // The side not to move starts the opponent's clock (6.6).
             self.white_side = Some(color_side(side, !game.verified().turn()));
         }
+        let mut press = press;
+        press.matched = self.pressed_for_shown_move(side);
+        press.on_still_move = press.matched && self.resolution == Resolution::Explained;
         self.press = Some(press);
         self.settle(t, out);
+    }
+
+    /// The board has shown the presser's move complete (it is the line's first
+    /// move): whatever the picture shows when the press arrives (the clock reports
+    /// up to a second late, by when a hand may be moving again: the opponent's
+    /// reply, an adjustment, a knocked piece), this press is not an illegal one.
+    /// The move is still verified only on a settled picture or the opponent's move.
+    fn pressed_for_shown_move(&mut self, side: ClockSide) -> bool {
+        let Some(game) = self.game.as_ref() else {
+            return false;
+        };
+        if game.pending.is_empty() {
+            return false;
+        }
+        let mover = game.verified().turn();
+        self.presser(side, mover) == mover
     }
 
     // ----- timers ---------------------------------------------------------------
@@ -1079,8 +1198,12 @@ impl Tracker {
                     return;
                 }
                 // A move that ends the game is complete when made (6.2.1); the hold
-                // only guards against a slide pausing on a mating square.
-                if self.clockless() || game.tip().is_game_over() {
+                // only guards against a slide pausing on a mating square. With a
+                // clock, a move left still for long was made (4.7) even if no press
+                // was seen: two presses inside one clock report look like none, and
+                // the last move of a game is often not pressed at all.
+                let unpressed = still >= self.config.unpressed_hold_ms;
+                if self.clockless() || game.tip().is_game_over() || unpressed {
                     while self.phase == Phase::Playing
                         && self.game.as_ref().is_some_and(|g| !g.pending.is_empty())
                     {
@@ -1094,6 +1217,32 @@ impl Tracker {
                     if t.saturating_sub(since) >= self.config.takeback_hold_ms {
                         self.take_back(t, k, out);
                         return;
+                    }
+                }
+                if let Some(board) = self.last_board.clone() {
+                    // A burst whose middle the board never reported (a reply lifted
+                    // the piece within one scan of its landing): once the picture is
+                    // still, two plies are read without the check against what the
+                    // squares showed. A hand holding a piece is still too, but one
+                    // lifted piece is never two plies.
+                    let still = t.saturating_sub(self.last_change_t);
+                    if still >= self.config.burst_hold_ms
+                        && self.lenient_tried != Some(self.last_change_t)
+                    {
+                        self.lenient_tried = Some(self.last_change_t);
+                        self.lenient = true;
+                        let r = self.resolve(t, Target::Board(&board), out);
+                        self.lenient = false;
+                        if r != Resolution::Unexplained {
+                            self.resolution = r;
+                            if r == Resolution::Explained {
+                                self.seen.reset(Target::Board(&board));
+                            }
+                            self.unexplained_since = None;
+                            self.unexplained_alerted = false;
+                            self.takeback = None;
+                            return;
+                        }
                     }
                 }
                 if self.last_board.is_none() && self.occupancy_capture_due(t) {
@@ -1128,7 +1277,7 @@ impl Tracker {
                 let board = self.last_board.clone();
                 // With candidates pending (an ambiguity), the press was for one of them.
                 let candidates = !self.ambiguous_lines.is_empty();
-                if let Some(press) = self.press.as_mut().filter(|_| !candidates) {
+                if let Some(press) = self.press.as_mut().filter(|p| !candidates && !p.matched) {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         let game = self.game.as_ref().expect("playing");

@@ -245,6 +245,15 @@ impl Script {
         self
     }
 
+    /// The arbiter starts the clock of `c` (a set position with Black to move).
+    pub fn start_clock_for(&mut self, c: Color) -> &mut Self {
+        self.t += 50;
+        self.clock.running = true;
+        self.clock.lever_high = Some(self.side_of(c));
+        self.send_clock();
+        self
+    }
+
     /// The player of colour `c` presses his button; nothing else happens on the
     /// board for half a second (the tracker lets a press settle, see
     /// `press_settle_ms`).
