@@ -11,12 +11,13 @@ use std::time::Duration;
 use eboard_protocols::dgt::Mode;
 use eboard_protocols::ClockSide;
 use shakmaty::uci::UciMove;
+use shakmaty::Position;
 
 use crate::events::{GameEvent, Severity, TrackerEvent};
 use crate::games::Game;
 use crate::session::DgtSession;
 use crate::sim::{simulate, SimOptions};
-use crate::tracker::TrackerConfig;
+use crate::tracker::{start_number, TrackerConfig};
 
 /// How the board and clock stand in the hall.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,6 +106,14 @@ pub fn sim_options(setup: Setup, seed: u64, noise: bool) -> SimOptions {
 pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
     let run = simulate(game, opts);
     let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    if start_number(game.start.board()).is_none() {
+        // A set position: the operator gives it, as an arbiter would for an
+        // adjourned or composed game. The start-picture detection cannot know it.
+        let fen = crate::games::fen_of(&game.start);
+        session
+            .set_start_fen(&fen)
+            .expect("the game's own start position is legal");
+    }
     let mut events = Vec::new();
     let started = std::time::Instant::now();
     for chunk in &run.chunks {

@@ -31,7 +31,7 @@ use eboard_protocols::{ClockReading, Picture};
 
 use crate::capture::{Chunk, Direction};
 use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
-use crate::tracker::{Tracker, TrackerConfig};
+use crate::tracker::{Tracker, TrackerConfig, TrackerError};
 
 /// What a board told about itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -154,6 +154,25 @@ impl DgtSession {
     /// Takes effect for a board not yet heard from.
     pub fn set_bus_board_number(&mut self, address: u16, board: u32) {
         self.bus_numbers.insert(address, board);
+    }
+
+    /// Games on the single-mode board start from `fen`, a position the operator
+    /// set up, rather than from a standard or Chess960 start picture.
+    pub fn set_start_fen(&mut self, fen: &str) -> Result<(), TrackerError> {
+        self.single.tracker.set_start_fen(fen)
+    }
+
+    /// The port went down (`online == false`) or came back: every board behind it
+    /// is told, so that silence is not taken for a still board (no hold timer fires
+    /// while offline) and the dump after the return is matched as any picture.
+    pub fn connection(&mut self, t_ms: Millis, online: bool, out: &mut Vec<Stamped>) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for board in std::iter::once(&mut self.single).chain(self.bus.values_mut()) {
+            scratch.clear();
+            board.tracker.connection(t_ms, online, &mut scratch);
+            stamp(board, t_ms, &mut scratch, out);
+        }
+        self.scratch = scratch;
     }
 
     /// The decoder's current mode.
