@@ -13,7 +13,7 @@ use std::path::Path;
 use pgn_reader::{Outcome, RawComment, RawTag, Reader, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role};
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 /// Why games could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -119,87 +119,6 @@ fn is_standard_variant(v: &str) -> bool {
         v.as_str(),
         "" | "standard" | "chess" | "normal" | "from position" | "fromposition"
     )
-}
-
-/// The 8 back-rank roles (files a..h) of the Chess960 start array numbered `n`
-/// (Scharnagl's numbering, the one FIDE's Chess960 rules use).
-pub fn chess960_array(n: u32) -> [Role; 8] {
-    let mut rank: [Option<Role>; 8] = [None; 8];
-    let (n, light) = (n / 4, n % 4);
-    rank[(2 * light + 1) as usize] = Some(Role::Bishop);
-    let (n, dark) = (n / 4, n % 4);
-    rank[(2 * dark) as usize] = Some(Role::Bishop);
-    let (n, queen) = (n / 6, n % 6);
-    put_on_nth_free(&mut rank, queen as usize, Role::Queen);
-    // The ten ways to put two knights on the five remaining squares.
-    const KNIGHTS: [(usize, usize); 10] = [
-        (0, 1),
-        (0, 2),
-        (0, 3),
-        (0, 4),
-        (1, 2),
-        (1, 3),
-        (1, 4),
-        (2, 3),
-        (2, 4),
-        (3, 4),
-    ];
-    let (k1, k2) = KNIGHTS[n as usize % 10];
-    // Place the second knight first so the first one's index is not shifted.
-    put_on_nth_free(&mut rank, k2, Role::Knight);
-    put_on_nth_free(&mut rank, k1, Role::Knight);
-    for role in [Role::Rook, Role::King, Role::Rook] {
-        put_on_nth_free(&mut rank, 0, role);
-    }
-    rank.map(|r| r.unwrap_or(Role::Pawn))
-}
-
-fn put_on_nth_free(rank: &mut [Option<Role>; 8], n: usize, role: Role) {
-    if let Some(slot) = rank.iter_mut().filter(|s| s.is_none()).nth(n) {
-        *slot = Some(role);
-    }
-}
-
-/// The Scharnagl number of `pos` if it is a Chess960 initial position.
-pub fn chess960_number(pos: &Chess) -> Option<u32> {
-    let board = pos.board();
-    if board.occupied().count() != 32 {
-        return None;
-    }
-    for file in shakmaty::File::ALL {
-        let w = board.piece_at(shakmaty::Square::from_coords(file, shakmaty::Rank::Second));
-        let b = board.piece_at(shakmaty::Square::from_coords(file, shakmaty::Rank::Seventh));
-        if w != Some(Color::White.pawn()) || b != Some(Color::Black.pawn()) {
-            return None;
-        }
-    }
-    let white: Vec<Option<Role>> = shakmaty::File::ALL
-        .into_iter()
-        .map(|f| {
-            board
-                .piece_at(shakmaty::Square::from_coords(f, shakmaty::Rank::First))
-                .filter(|p| p.color == Color::White)
-                .map(|p| p.role)
-        })
-        .collect();
-    let black: Vec<Option<Role>> = shakmaty::File::ALL
-        .into_iter()
-        .map(|f| {
-            board
-                .piece_at(shakmaty::Square::from_coords(f, shakmaty::Rank::Eighth))
-                .filter(|p| p.color == Color::Black)
-                .map(|p| p.role)
-        })
-        .collect();
-    if white != black {
-        return None;
-    }
-    (0..960).find(|&n| {
-        chess960_array(n)
-            .iter()
-            .map(|&r| Some(r))
-            .eq(white.iter().copied())
-    })
 }
 
 /// Turns raw file bytes into text: strips a UTF-8 BOM, and decodes files that
@@ -378,7 +297,9 @@ impl Loader {
             }
         };
         let chess960 = match mode {
-            CastlingMode::Chess960 => Some(chess960_number(&pos).unwrap_or(u32::MAX)),
+            CastlingMode::Chess960 => {
+                Some(crate::chess960::start_number(pos.board()).unwrap_or(u32::MAX))
+            }
             CastlingMode::Standard => None,
         };
         Ok((pos, chess960))
@@ -603,7 +524,7 @@ pub fn load_index(path: &Path) -> Result<Vec<IndexedGame>, GamesError> {
                 headers.push(("FEN".to_owned(), fen.clone()));
                 let chess960 = l
                     .chess960
-                    .then(|| chess960_number(&start).unwrap_or(u32::MAX));
+                    .then(|| crate::chess960::start_number(start.board()).unwrap_or(u32::MAX));
                 Some(Game {
                     headers,
                     start,
@@ -634,28 +555,6 @@ pub fn fen_of(pos: &Chess) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chess960_numbering_matches_known_arrays() {
-        // 518 is the classical array; 0 is BBQNNRKR (Scharnagl's table).
-        let classical = chess960_array(518);
-        assert_eq!(
-            classical,
-            [
-                Role::Rook,
-                Role::Knight,
-                Role::Bishop,
-                Role::Queen,
-                Role::King,
-                Role::Bishop,
-                Role::Knight,
-                Role::Rook
-            ]
-        );
-        assert_eq!(chess960_number(&Chess::default()), Some(518));
-        let zero: String = chess960_array(0).iter().map(|r| r.upper_char()).collect();
-        assert_eq!(zero, "BBQNNRKR");
-    }
 
     #[test]
     fn null_move_stops_the_game() {

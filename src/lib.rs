@@ -8,6 +8,7 @@
 
 pub mod accuracy;
 pub mod capture;
+pub mod chess960;
 pub mod demo;
 pub mod device;
 pub mod emulate;

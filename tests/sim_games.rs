@@ -99,7 +99,8 @@ fn chess960_numbers_match_the_scharnagl_table() {
     for line in table.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
         let n: u32 = cols[0].parse().unwrap();
-        let scheme: String = eboard_bridge::games::chess960_array(n)
+        let scheme: String = eboard_bridge::chess960::back_rank_of(n)
+            .expect("numbers below 960 have an array")
             .iter()
             .map(|r| r.char())
             .collect();
