@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use eboard_protocols::dgt::Mode;
 use eboard_protocols::ClockSide;
-use shakmaty::uci::UciMove;
 use shakmaty::Position;
 
 use crate::events::{GameEvent, Severity, TrackerEvent};
@@ -124,11 +123,7 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
     let reconstruction = started.elapsed();
 
     let mut out = Outcome {
-        expected: game
-            .moves
-            .iter()
-            .map(|m| UciMove::from_move(*m, game.castling_mode()).to_string())
-            .collect(),
+        expected: game.uci_moves(),
         board_time: Duration::from_millis(end),
         reconstruction,
         frames: session.stats().frames,
