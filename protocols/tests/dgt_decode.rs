@@ -280,6 +280,22 @@ fn identity_messages() {
         ),
         Err(DecodeError::BadSerial { .. })
     ));
+    // Found by the fuzzer: fewer than 5 digits before the space is not a serial,
+    // nor are 6 digits.
+    assert!(matches!(
+        decode_one(
+            Mode::Single,
+            &[0x91, 0x00, 0x09, b'2', b' ', b'0', b'2', b'5', b'7']
+        ),
+        Err(DecodeError::BadSerial { .. })
+    ));
+    assert!(matches!(
+        decode_one(
+            Mode::Single,
+            &[0x91, 0x00, 0x09, b'0', b'1', b'0', b'2', b'5', b'7']
+        ),
+        Err(DecodeError::BadSerial { .. })
+    ));
     assert_eq!(
         single(&[0x90, 0x00, 0x05, 0x08, 0x01]),
         Message::BusAddress(1025)

@@ -90,9 +90,9 @@ pub enum DecodeError {
     /// An EEPROM event stream record that cannot be read.
     #[error("EEPROM events in message {id:#04x}: {detail}")]
     BadEeRecord { id: u8, detail: String },
-    /// A serial number that is not ASCII digits (optionally followed by a space and
-    /// a version, as old boards send).
-    #[error("message {id:#04x}: serial number {text:?} is not digits")]
+    /// A serial number that is not 5 ASCII digits (optionally followed by a space
+    /// and a version, as old boards send).
+    #[error("message {id:#04x}: serial number {text:?} is not 5 digits")]
     BadSerial { id: u8, text: String },
     /// The caller pushed more than [`BUFFER_CAP`] unread bytes; the oldest were dropped.
     #[error("dropped {dropped} unread byte(s): call next() until None before pushing more")]
@@ -522,10 +522,11 @@ fn decode_single_rare(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
         id::EE_MOVES => Message::EeMoves(ee_records(id, p)?),
         id::BUSADRES => Message::BusAddress((u16::from(p[0]) << 7) | u16::from(p[1])),
         id::SERIALNR => {
-            // Current boards send 5 digits; the 1998 header's boards add " 1.0"
-            // (dgt.md §7). The serial is the part before the space.
-            let serial = p.split(|&b| b == b' ').next().unwrap_or(&[]);
-            if serial.is_empty() || !serial.iter().all(u8::is_ascii_digit) {
+            // Current boards send 5 digits; the 1998 header's boards add a space
+            // and a version, " 1.0" (dgt.md §7). The serial is the 5 digits.
+            let (serial, tail) = p.split_at(5.min(p.len()));
+            let digits = serial.len() == 5 && serial.iter().all(u8::is_ascii_digit);
+            if !digits || tail.first().is_some_and(|&b| b != b' ') {
                 return Err(DecodeError::BadSerial { id, text: text(p) });
             }
             Message::SerialNumber(text(serial))
