@@ -207,6 +207,11 @@ impl Decoder {
                                 })));
                             }
                         }
+                        id::BOARD_DUMP if p.len() == 64 && check_codes(id, p).is_ok() => {
+                            let mut pic = Picture::empty();
+                            fill_picture(&mut pic, p);
+                            return Some(Ok(Frame::Single(Message::BoardDump(pic))));
+                        }
                         _ => {}
                     }
                     return Some(decode_single(id, p));
@@ -359,6 +364,7 @@ fn has_high_bit(bytes: &[u8]) -> bool {
 /// Whether a single-mode total length is possible for `id`; checked on the header
 /// alone so a corrupt length never makes the decoder wait for bytes that belong
 /// to later messages.
+#[inline(always)]
 fn single_len_ok(id: u8, len: usize) -> Result<(), &'static str> {
     let ok = match id {
         id::BOARD_DUMP => len == 67 || len == 103,
