@@ -182,10 +182,17 @@ impl Decoder {
             if rest.len() >= 3 && rest[0] >= 0x80 && (rest[1] | rest[2]) < 0x80 {
                 let id = rest[0];
                 let len = (usize::from(rest[1]) << 7) | usize::from(rest[2]);
-                if len <= rest.len()
-                    && single_len_ok(id, len).is_ok()
-                    && !has_high_bit(&rest[3..len])
-                {
+                let len_ok = single_len_ok(id, len).is_ok();
+                if len_ok && len > rest.len() {
+                    // A message split by a read boundary: once per read. Check
+                    // only the bytes not seen yet, so a long dump arriving in
+                    // small reads is scanned once in all.
+                    let from = self.clean.clamp(3, rest.len());
+                    if !has_high_bit(&rest[from..]) {
+                        self.clean = rest.len();
+                        return None;
+                    }
+                } else if len_ok && !has_high_bit(&rest[3..len]) {
                     self.pos = start + len;
                     self.clean = 0;
                     let p = &self.buf[start + 3..start + len];
@@ -208,9 +215,7 @@ impl Decoder {
                             }
                         }
                         id::BOARD_DUMP if p.len() == 64 && check_codes(id, p).is_ok() => {
-                            let mut pic = Picture::empty();
-                            fill_picture(&mut pic, p);
-                            return Some(Ok(Frame::Single(Message::BoardDump(pic))));
+                            return Some(Ok(Frame::Single(Message::BoardDump(picture_of(p)))));
                         }
                         _ => {}
                     }
@@ -434,17 +439,23 @@ fn check_codes(id: u8, codes: &[u8]) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// Fills `p` from 64 codes already checked by [`check_codes`].
-#[inline(always)]
-fn fill_picture(p: &mut Picture, codes: &[u8]) {
-    let Ok(codes) = <&[u8; 64]>::try_from(codes) else {
-        return;
-    };
-    // Walking squares (not fields) keeps every index provably in range, so the
-    // loop has no bounds checks: field = square ^ 56 (a8 is field 0, square 56).
-    for sq in Square::ALL {
-        p.set(sq, sensed_from_nibble(codes[usize::from(sq) ^ 56]));
+/// The picture of 64 codes already checked by [`check_codes`].
+///
+/// Not inlined on purpose: returned by value, the picture is written straight
+/// into the caller's frame (the call's result slot), instead of being built in a
+/// local and copied, which stalled on reading back 64 fresh two-byte stores.
+#[inline(never)]
+fn picture_of(codes: &[u8]) -> Picture {
+    let mut p = Picture::empty();
+    if let Ok(codes) = <&[u8; 64]>::try_from(codes) {
+        // Walking squares (not fields) keeps every index provably in range, so
+        // the loop has no bounds checks: field = square ^ 56 (a8 is field 0,
+        // square 56).
+        for sq in Square::ALL {
+            p.set(sq, sensed_from_nibble(codes[usize::from(sq) ^ 56]));
+        }
     }
+    p
 }
 
 #[inline(always)]
@@ -512,9 +523,7 @@ fn decode_single(id: u8, p: &[u8]) -> Result<Frame, DecodeError> {
         },
         id::BOARD_DUMP if p.len() == 64 => {
             check_codes(id, p)?;
-            let mut pic = Picture::empty();
-            fill_picture(&mut pic, p);
-            Message::BoardDump(pic)
+            Message::BoardDump(picture_of(p))
         }
         _ => decode_single_rare(id, p)?,
     };
@@ -577,9 +586,7 @@ fn decode_bus(frame: &[u8]) -> Result<Frame, DecodeError> {
     let reply = match id {
         bus_id::BOARD_DUMP => {
             check_codes(id, d)?;
-            let mut pic = Picture::empty();
-            fill_picture(&mut pic, d);
-            BusReply::BoardDump(pic)
+            BusReply::BoardDump(picture_of(d))
         }
         bus_id::BWTIME => match bwtime(id, d)? {
             Ok(t) => BusReply::Clock(t),
