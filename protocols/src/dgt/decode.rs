@@ -234,7 +234,9 @@ impl Decoder {
     }
 
     /// Everything but the fast path: overflow and garbage reports, partial
-    /// messages, cuts, bad lengths, bus frames.
+    /// messages, cuts, bad lengths, bus frames. Kept out of line so `next` stays
+    /// small (fewer registers to save on every call).
+    #[inline(never)]
     fn step(&mut self) -> Step {
         if self.dropped > 0 {
             let dropped = std::mem::take(&mut self.dropped);
@@ -503,6 +505,7 @@ fn text(payload: &[u8]) -> String {
 
 /// Decodes one complete single-board message (payload `p`, length already checked
 /// against the id).
+#[inline(never)]
 fn decode_single(id: u8, p: &[u8]) -> Result<Frame, DecodeError> {
     let m = match id {
         id::FIELD_UPDATE => {
@@ -568,6 +571,7 @@ fn decode_single_rare(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
 
 /// Decodes a complete bus frame (`id, len, len, addr, addr, data, checksum`) whose
 /// bytes after the id all have bit 7 clear.
+#[inline(never)]
 fn decode_bus(frame: &[u8]) -> Result<Frame, DecodeError> {
     let len = frame.len();
     let id = frame[0];
