@@ -27,7 +27,7 @@ use crate::picture::Picture;
 pub const BUFFER_CAP: usize = 4 << 14;
 
 /// Consumed bytes tolerated at the front of the buffer before it is compacted.
-const COMPACT_AT: usize = 1 << 14;
+const COMPACT_AT: usize = 1024;
 
 /// Which framing the board is using. Bus replies reuse single-board ids (`0x86`
 /// is a board dump in one and FROM_START in the other), so the caller, who knows
@@ -142,10 +142,15 @@ impl Decoder {
     /// Appends received bytes. Beyond [`BUFFER_CAP`] unread bytes the oldest are
     /// dropped and reported by the next call to [`Decoder::next`].
     pub fn push(&mut self, bytes: &[u8]) {
-        if self.pos == self.buf.len() {
+        let unread = self.buf.len() - self.pos;
+        if unread == 0 {
             self.buf.clear();
             self.pos = 0;
-        } else if self.pos >= COMPACT_AT {
+        } else if self.pos >= COMPACT_AT && self.pos >= unread {
+            // Moving the unread tail costs at most what was consumed since the
+            // last compaction, so the cost per byte stays constant, and the
+            // buffer stays near the size of one read plus one pending message
+            // instead of growing (and reallocating) towards the cap.
             self.buf.drain(..self.pos);
             self.pos = 0;
         }
