@@ -684,6 +684,31 @@ mod tests {
     }
 
     #[test]
+    fn small_reads_keep_the_buffer_small() {
+        // 20,000 field updates read 64 bytes at a time: every read ends inside a
+        // message, so the buffer is never emptied outright and must be compacted.
+        let mut bytes = Vec::new();
+        for i in 0..20_000u32 {
+            bytes.extend_from_slice(&[0x8e, 0x00, 0x05, (i % 64) as u8, (i % 13) as u8]);
+        }
+        let mut d = Decoder::new(Mode::Single);
+        let mut frames = 0;
+        for chunk in bytes.chunks(64) {
+            d.push(chunk);
+            while let Some(r) = d.next() {
+                assert!(r.is_ok(), "{r:?}");
+                frames += 1;
+            }
+            assert!(
+                d.buf.len() <= 2 * COMPACT_AT + 64,
+                "buffer grew to {}",
+                d.buf.len()
+            );
+        }
+        assert_eq!(frames, 20_000);
+    }
+
+    #[test]
     fn overflow_keeps_memory_bounded() {
         let mut d = Decoder::new(Mode::Single);
         d.push(&vec![0x01; BUFFER_CAP + 7]);
