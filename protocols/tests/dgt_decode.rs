@@ -280,6 +280,22 @@ fn identity_messages() {
         ),
         Err(DecodeError::BadSerial { .. })
     ));
+    // Found by the fuzzer: fewer than 5 digits before the space is not a serial,
+    // nor are 6 digits.
+    assert!(matches!(
+        decode_one(
+            Mode::Single,
+            &[0x91, 0x00, 0x09, b'2', b' ', b'0', b'2', b'5', b'7']
+        ),
+        Err(DecodeError::BadSerial { .. })
+    ));
+    assert!(matches!(
+        decode_one(
+            Mode::Single,
+            &[0x91, 0x00, 0x09, b'0', b'1', b'0', b'2', b'5', b'7']
+        ),
+        Err(DecodeError::BadSerial { .. })
+    ));
     assert_eq!(
         single(&[0x90, 0x00, 0x05, 0x08, 0x01]),
         Message::BusAddress(1025)
@@ -303,6 +319,52 @@ fn identity_messages() {
     let b = enc(&tm);
     assert_eq!(&b[..3], &[0x92, 0x00, 3 + 23]);
     assert_eq!(single(&b), tm);
+}
+
+#[test]
+fn unknown_and_draughts_messages_are_kept() {
+    // Pegasus hardware version (0x96) is not in the DGT header: kept, not dropped.
+    assert_eq!(
+        single(&[0x96, 0x00, 0x05, 0x01, 0x02]),
+        Message::Unknown {
+            id: 0x96,
+            payload: vec![1, 2]
+        }
+    );
+    let mut d50 = vec![0x94, 0x00, 53];
+    d50.extend((0..50).map(|i| (i % 11) as u8));
+    assert_eq!(
+        single(&d50),
+        Message::Draughts50 {
+            id: 0x94,
+            fields: d50[3..].to_vec()
+        }
+    );
+    // A 100-field draughts dump shares the chess dump's id.
+    let mut d100 = vec![0x86, 0x00, 103];
+    d100.extend([0u8; 100]);
+    assert!(
+        matches!(single(&d100), Message::Unknown { id: 0x86, ref payload } if payload.len() == 100)
+    );
+}
+
+#[test]
+fn bus_board_dump_vector() {
+    // 0x83, length 70, address 1025, 64 codes, checksum.
+    let mut frame = vec![0x83, 0x00, 70, 0x08, 0x01];
+    frame.extend_from_slice(&[0x08, 0x09, 0x0a, 0x0c, 0x0b, 0x0a, 0x09, 0x08]);
+    frame.extend_from_slice(&[0x07; 8]);
+    frame.extend_from_slice(&[0x00; 32]);
+    frame.extend_from_slice(&[0x01; 8]);
+    frame.extend_from_slice(&[0x02, 0x03, 0x04, 0x06, 0x05, 0x04, 0x03, 0x02]);
+    let sum = frame.iter().fold(0u8, |a, &b| a.wrapping_add(b)) & 0x7f;
+    frame.push(sum);
+    let want = BusMessage {
+        address: 1025,
+        reply: BusReply::BoardDump(Picture::from_board(&Board::default())),
+    };
+    assert_eq!(bus(&frame), want);
+    assert_eq!(enc_bus(&want), frame);
 }
 
 #[test]

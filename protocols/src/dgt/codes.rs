@@ -5,7 +5,7 @@
 //! without allocating, and so each rule lives in exactly one place for both
 //! directions.
 
-use shakmaty::{Color, Piece, Role};
+use shakmaty::{Color, Piece, Role, Square};
 
 use super::types::{BwTime, ClockAck, DgtSideTime, EeRecord};
 use crate::clock::{ClockReading, ClockSide, SideTime};
@@ -277,85 +277,108 @@ pub fn decode_ee(data: &[u8], out: &mut Vec<EeRecord>) -> Result<(), EeFault> {
     // capacity check per record, without unsafe code.
     let base = out.len();
     out.resize(base + data.len(), EeRecord::Nop);
-    let mut n = base;
-    let result = decode_ee_into(data, &mut out[base..], &mut n);
-    out.truncate(n);
+    let (written, result) = decode_ee_into(data, &mut out[base..]);
+    out.truncate(base + written);
     result
 }
 
-fn decode_ee_into(data: &[u8], slots: &mut [EeRecord], n: &mut usize) -> Result<(), EeFault> {
-    let base = *n;
+/// Decodes into `slots` (one per data byte); returns how many were written.
+fn decode_ee_into(data: &[u8], slots: &mut [EeRecord]) -> (usize, Result<(), EeFault>) {
     let mut k = 0;
     let mut i = 0;
-    while i < data.len() {
-        let b = data[i];
-        let rec = match b {
-            0x40..=0x5f => {
-                let field = *data.get(i + 1).ok_or(EeFault::Truncated { offset: i })?;
-                if field > 63 {
-                    return Err(EeFault::BadField {
-                        offset: i + 1,
-                        field,
-                    });
-                }
-                let sensed = sensed_from_code(b & 0x0f).unwrap_or(Sensed::Empty);
-                i += 2;
-                EeRecord::Field {
-                    square: field_to_square(field),
-                    sensed,
-                    recent: b & 0x10 != 0,
-                }
-            }
-            0x60..=0x69 | 0x70..=0x79 => {
-                let (m, s) = match (data.get(i + 1), data.get(i + 2)) {
-                    (Some(&m), Some(&s)) => (m, s),
-                    _ => return Err(EeFault::Truncated { offset: i }),
-                };
-                let minutes = from_bcd(m, 59).ok_or(EeFault::BadBcd {
-                    offset: i + 1,
-                    byte: m,
-                })?;
-                let seconds = from_bcd(s, 59).ok_or(EeFault::BadBcd {
-                    offset: i + 2,
-                    byte: s,
-                })?;
-                i += 3;
-                EeRecord::Clock {
-                    left: b & 0x10 != 0,
-                    hours: b & 0x0f,
-                    minutes,
-                    seconds,
-                }
-            }
-            _ => {
-                let rec = match b {
-                    0x6a => EeRecord::PowerUp,
-                    0x6b => EeRecord::Eof,
-                    0x6c => EeRecord::FourRows,
-                    0x6d => EeRecord::EmptyBoard,
-                    0x6e => EeRecord::Downloaded,
-                    0x6f => EeRecord::BeginPos,
-                    0x7a => EeRecord::BeginPosRotated,
-                    0x7b => EeRecord::StartTag,
-                    0x7c => EeRecord::WatchdogAction,
-                    0x7d => EeRecord::Future1,
-                    0x7e => EeRecord::Future2,
-                    0x7f => EeRecord::Nop,
-                    0x00 => EeRecord::Nop2,
-                    _ => return Err(EeFault::UnknownTag { offset: i, byte: b }),
-                };
-                i += 1;
-                rec
-            }
+    let result = loop {
+        let Some(&b) = data.get(i) else {
+            break Ok(());
         };
-        // k <= i < data.len() == slots.len(): a record is at least one byte.
-        if let Some(slot) = slots.get_mut(k) {
-            *slot = rec;
+        // Field records are nearly the whole log: decoded here, branch-light.
+        if b & 0xe0 == 0x40 {
+            if let Some(&field) = data.get(i + 1) {
+                if field < 64 {
+                    if let Some(slot) = slots.get_mut(k) {
+                        *slot = EeRecord::Field {
+                            // Field 0 is a8 (square 56): the rank bits flip.
+                            square: Square::new(u32::from(field ^ 56)),
+                            sensed: sensed_from_nibble(b),
+                            recent: b & 0x10 != 0,
+                        };
+                    }
+                    k += 1;
+                    i += 2;
+                    continue;
+                }
+            }
         }
-        k += 1;
-        *n = base + k;
-    }
-    Ok(())
+        // Everything else, including the errors of a bad field record.
+        match decode_ee_record(data, i) {
+            Ok((rec, len)) => {
+                // k <= i < data.len() == slots.len(): a record is at least one byte.
+                if let Some(slot) = slots.get_mut(k) {
+                    *slot = rec;
+                }
+                k += 1;
+                i += len;
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    (k, result)
+}
+
+/// The record starting at `data[i]`, and its length in bytes.
+fn decode_ee_record(data: &[u8], i: usize) -> Result<(EeRecord, usize), EeFault> {
+    let b = data[i];
+    Ok(match b {
+        0x40..=0x5f => {
+            let field = *data.get(i + 1).ok_or(EeFault::Truncated { offset: i })?;
+            if field > 63 {
+                return Err(EeFault::BadField {
+                    offset: i + 1,
+                    field,
+                });
+            }
+            let rec = EeRecord::Field {
+                square: field_to_square(field),
+                sensed: sensed_from_nibble(b),
+                recent: b & 0x10 != 0,
+            };
+            (rec, 2)
+        }
+        0x60..=0x69 | 0x70..=0x79 => {
+            let (m, s) = match (data.get(i + 1), data.get(i + 2)) {
+                (Some(&m), Some(&s)) => (m, s),
+                _ => return Err(EeFault::Truncated { offset: i }),
+            };
+            let minutes = from_bcd(m, 59).ok_or(EeFault::BadBcd {
+                offset: i + 1,
+                byte: m,
+            })?;
+            let seconds = from_bcd(s, 59).ok_or(EeFault::BadBcd {
+                offset: i + 2,
+                byte: s,
+            })?;
+            let rec = EeRecord::Clock {
+                left: b & 0x10 != 0,
+                hours: b & 0x0f,
+                minutes,
+                seconds,
+            };
+            (rec, 3)
+        }
+        0x6a => (EeRecord::PowerUp, 1),
+        0x6b => (EeRecord::Eof, 1),
+        0x6c => (EeRecord::FourRows, 1),
+        0x6d => (EeRecord::EmptyBoard, 1),
+        0x6e => (EeRecord::Downloaded, 1),
+        0x6f => (EeRecord::BeginPos, 1),
+        0x7a => (EeRecord::BeginPosRotated, 1),
+        0x7b => (EeRecord::StartTag, 1),
+        0x7c => (EeRecord::WatchdogAction, 1),
+        0x7d => (EeRecord::Future1, 1),
+        0x7e => (EeRecord::Future2, 1),
+        0x7f => (EeRecord::Nop, 1),
+        0x00 => (EeRecord::Nop2, 1),
+        _ => return Err(EeFault::UnknownTag { offset: i, byte: b }),
+    })
 }
 
 /// Appends the bytes of one EEPROM record (inverse of [`decode_ee`]). Values out of

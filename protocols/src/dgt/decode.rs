@@ -27,7 +27,7 @@ use crate::picture::Picture;
 pub const BUFFER_CAP: usize = 4 << 14;
 
 /// Consumed bytes tolerated at the front of the buffer before it is compacted.
-const COMPACT_AT: usize = 1 << 14;
+const COMPACT_AT: usize = 1024;
 
 /// Which framing the board is using. Bus replies reuse single-board ids (`0x86`
 /// is a board dump in one and FROM_START in the other), so the caller, who knows
@@ -90,9 +90,9 @@ pub enum DecodeError {
     /// An EEPROM event stream record that cannot be read.
     #[error("EEPROM events in message {id:#04x}: {detail}")]
     BadEeRecord { id: u8, detail: String },
-    /// A serial number that is not ASCII digits (optionally followed by a space and
-    /// a version, as old boards send).
-    #[error("message {id:#04x}: serial number {text:?} is not digits")]
+    /// A serial number that is not 5 ASCII digits (optionally followed by a space
+    /// and a version, as old boards send).
+    #[error("message {id:#04x}: serial number {text:?} is not 5 digits")]
     BadSerial { id: u8, text: String },
     /// The caller pushed more than [`BUFFER_CAP`] unread bytes; the oldest were dropped.
     #[error("dropped {dropped} unread byte(s): call next() until None before pushing more")]
@@ -142,10 +142,15 @@ impl Decoder {
     /// Appends received bytes. Beyond [`BUFFER_CAP`] unread bytes the oldest are
     /// dropped and reported by the next call to [`Decoder::next`].
     pub fn push(&mut self, bytes: &[u8]) {
-        if self.pos == self.buf.len() {
+        let unread = self.buf.len() - self.pos;
+        if unread == 0 {
             self.buf.clear();
             self.pos = 0;
-        } else if self.pos >= COMPACT_AT {
+        } else if self.pos >= COMPACT_AT && self.pos >= unread {
+            // Moving the unread tail costs at most what was consumed since the
+            // last compaction, so the cost per byte stays constant, and the
+            // buffer stays near the size of one read plus one pending message
+            // instead of growing (and reallocating) towards the cap.
             self.buf.drain(..self.pos);
             self.pos = 0;
         }
@@ -182,10 +187,17 @@ impl Decoder {
             if rest.len() >= 3 && rest[0] >= 0x80 && (rest[1] | rest[2]) < 0x80 {
                 let id = rest[0];
                 let len = (usize::from(rest[1]) << 7) | usize::from(rest[2]);
-                if len <= rest.len()
-                    && single_len_ok(id, len).is_ok()
-                    && !has_high_bit(&rest[3..len])
-                {
+                let len_ok = single_len_ok(id, len).is_ok();
+                if len_ok && len > rest.len() {
+                    // A message split by a read boundary: once per read. Check
+                    // only the bytes not seen yet, so a long dump arriving in
+                    // small reads is scanned once in all.
+                    let from = self.clean.clamp(3, rest.len());
+                    if !has_high_bit(&rest[from..]) {
+                        self.clean = rest.len();
+                        return None;
+                    }
+                } else if len_ok && !has_high_bit(&rest[3..len]) {
                     self.pos = start + len;
                     self.clean = 0;
                     let p = &self.buf[start + 3..start + len];
@@ -207,6 +219,9 @@ impl Decoder {
                                 })));
                             }
                         }
+                        id::BOARD_DUMP if p.len() == 64 && check_codes(id, p).is_ok() => {
+                            return Some(Ok(Frame::Single(Message::BoardDump(picture_of(p)))));
+                        }
                         _ => {}
                     }
                     return Some(decode_single(id, p));
@@ -224,7 +239,9 @@ impl Decoder {
     }
 
     /// Everything but the fast path: overflow and garbage reports, partial
-    /// messages, cuts, bad lengths, bus frames.
+    /// messages, cuts, bad lengths, bus frames. Kept out of line so `next` stays
+    /// small (fewer registers to save on every call).
+    #[inline(never)]
     fn step(&mut self) -> Step {
         if self.dropped > 0 {
             let dropped = std::mem::take(&mut self.dropped);
@@ -359,6 +376,7 @@ fn has_high_bit(bytes: &[u8]) -> bool {
 /// Whether a single-mode total length is possible for `id`; checked on the header
 /// alone so a corrupt length never makes the decoder wait for bytes that belong
 /// to later messages.
+#[inline(always)]
 fn single_len_ok(id: u8, len: usize) -> Result<(), &'static str> {
     let ok = match id {
         id::BOARD_DUMP => len == 67 || len == 103,
@@ -428,17 +446,23 @@ fn check_codes(id: u8, codes: &[u8]) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// Fills `p` from 64 codes already checked by [`check_codes`].
-#[inline(always)]
-fn fill_picture(p: &mut Picture, codes: &[u8]) {
-    let Ok(codes) = <&[u8; 64]>::try_from(codes) else {
-        return;
-    };
-    // Walking squares (not fields) keeps every index provably in range, so the
-    // loop has no bounds checks: field = square ^ 56 (a8 is field 0, square 56).
-    for sq in Square::ALL {
-        p.set(sq, sensed_from_nibble(codes[usize::from(sq) ^ 56]));
+/// The picture of 64 codes already checked by [`check_codes`].
+///
+/// Not inlined on purpose: returned by value, the picture is written straight
+/// into the caller's frame (the call's result slot), instead of being built in a
+/// local and copied, which stalled on reading back 64 fresh two-byte stores.
+#[inline(never)]
+fn picture_of(codes: &[u8]) -> Picture {
+    let mut p = Picture::empty();
+    if let Ok(codes) = <&[u8; 64]>::try_from(codes) {
+        // Field f is square f ^ 56 (a8 is field 0, square 56). With a counter
+        // and a fixed-size array every index is provably in range, so the loop
+        // has no bounds checks and no index loads.
+        for f in 0..64u32 {
+            p.set(Square::new(f ^ 56), sensed_from_nibble(codes[f as usize]));
+        }
     }
+    p
 }
 
 #[inline(always)]
@@ -486,6 +510,7 @@ fn text(payload: &[u8]) -> String {
 
 /// Decodes one complete single-board message (payload `p`, length already checked
 /// against the id).
+#[inline(never)]
 fn decode_single(id: u8, p: &[u8]) -> Result<Frame, DecodeError> {
     let m = match id {
         id::FIELD_UPDATE => {
@@ -506,9 +531,7 @@ fn decode_single(id: u8, p: &[u8]) -> Result<Frame, DecodeError> {
         },
         id::BOARD_DUMP if p.len() == 64 => {
             check_codes(id, p)?;
-            let mut pic = Picture::empty();
-            fill_picture(&mut pic, p);
-            Message::BoardDump(pic)
+            Message::BoardDump(picture_of(p))
         }
         _ => decode_single_rare(id, p)?,
     };
@@ -522,10 +545,11 @@ fn decode_single_rare(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
         id::EE_MOVES => Message::EeMoves(ee_records(id, p)?),
         id::BUSADRES => Message::BusAddress((u16::from(p[0]) << 7) | u16::from(p[1])),
         id::SERIALNR => {
-            // Current boards send 5 digits; the 1998 header's boards add " 1.0"
-            // (dgt.md §7). The serial is the part before the space.
-            let serial = p.split(|&b| b == b' ').next().unwrap_or(&[]);
-            if serial.is_empty() || !serial.iter().all(u8::is_ascii_digit) {
+            // Current boards send 5 digits; the 1998 header's boards add a space
+            // and a version, " 1.0" (dgt.md §7). The serial is the 5 digits.
+            let (serial, tail) = p.split_at(5.min(p.len()));
+            let digits = serial.len() == 5 && serial.iter().all(u8::is_ascii_digit);
+            if !digits || tail.first().is_some_and(|&b| b != b' ') {
                 return Err(DecodeError::BadSerial { id, text: text(p) });
             }
             Message::SerialNumber(text(serial))
@@ -552,6 +576,7 @@ fn decode_single_rare(id: u8, p: &[u8]) -> Result<Message, DecodeError> {
 
 /// Decodes a complete bus frame (`id, len, len, addr, addr, data, checksum`) whose
 /// bytes after the id all have bit 7 clear.
+#[inline(never)]
 fn decode_bus(frame: &[u8]) -> Result<Frame, DecodeError> {
     let len = frame.len();
     let id = frame[0];
@@ -570,9 +595,7 @@ fn decode_bus(frame: &[u8]) -> Result<Frame, DecodeError> {
     let reply = match id {
         bus_id::BOARD_DUMP => {
             check_codes(id, d)?;
-            let mut pic = Picture::empty();
-            fill_picture(&mut pic, d);
-            BusReply::BoardDump(pic)
+            BusReply::BoardDump(picture_of(d))
         }
         bus_id::BWTIME => match bwtime(id, d)? {
             Ok(t) => BusReply::Clock(t),
@@ -658,6 +681,31 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn small_reads_keep_the_buffer_small() {
+        // 20,000 field updates read 64 bytes at a time: every read ends inside a
+        // message, so the buffer is never emptied outright and must be compacted.
+        let mut bytes = Vec::new();
+        for i in 0..20_000u32 {
+            bytes.extend_from_slice(&[0x8e, 0x00, 0x05, (i % 64) as u8, (i % 13) as u8]);
+        }
+        let mut d = Decoder::new(Mode::Single);
+        let mut frames = 0;
+        for chunk in bytes.chunks(64) {
+            d.push(chunk);
+            while let Some(r) = d.next() {
+                assert!(r.is_ok(), "{r:?}");
+                frames += 1;
+            }
+            assert!(
+                d.buf.len() <= 2 * COMPACT_AT + 64,
+                "buffer grew to {}",
+                d.buf.len()
+            );
+        }
+        assert_eq!(frames, 20_000);
     }
 
     #[test]
