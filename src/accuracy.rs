@@ -134,7 +134,8 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
             }
             TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
                 out.retractions += 1;
-                out.verified.truncate((*from_ply as usize).saturating_sub(1));
+                out.verified
+                    .truncate((*from_ply as usize).saturating_sub(1));
             }
             TrackerEvent::Alert(a) if a.severity >= Severity::Warning => {
                 out.serious_alerts.push(format!(
