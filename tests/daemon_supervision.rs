@@ -1,0 +1,228 @@
+//! The daemon in-process, against virtual boards on ptys: a board unplugged
+//! mid-game and plugged back (a new pty at the same path) continues with no
+//! verified move lost or published twice; several boards behind one bus port
+//! are all followed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
+use eboard_bridge::events::GameEvent;
+use eboard_bridge::games::Game;
+use eboard_bridge::hub::{ArbiterNotice, Hub, PublicEvent};
+use shakmaty::Position;
+use tokio::sync::{broadcast, oneshot};
+
+fn game() -> Game {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
+    load_game(&file, 1).unwrap()
+}
+
+/// The same game from ply `from` on: the board as it stands after `from` plies.
+fn resumed(game: &Game, from: usize) -> Game {
+    let mut start = game.start.clone();
+    for m in &game.moves[..from] {
+        start.play_unchecked(*m);
+    }
+    Game {
+        start,
+        moves: game.moves[from..].to_vec(),
+        ..game.clone()
+    }
+}
+
+fn config(data: &Path, boards: Vec<BoardConfig>) -> Config {
+    let mut c = Config::default();
+    c.storage.data_dir = data.to_owned();
+    c.discovery.enabled = false;
+    c.device.silence_timeout_ms = 3_000;
+    c.device.probe_ms = 1_000;
+    c.boards = boards;
+    c.validate().unwrap();
+    c
+}
+
+/// Starts the daemon; returns the hub and the way to stop it.
+fn start(
+    config: Config,
+) -> (
+    Arc<Hub>,
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), eboard_bridge::daemon::DaemonError>>,
+) {
+    let hub = Arc::new(Hub::new());
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(eboard_bridge::daemon::run(
+        config,
+        hub.clone(),
+        async {
+            let _ = stop_rx.await;
+        },
+        || {},
+    ));
+    (hub, stop_tx, task)
+}
+
+async fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Verified plies published so far, in order.
+fn drain_verified(rx: &mut broadcast::Receiver<PublicEvent>, out: &mut Vec<(u32, u32)>) {
+    while let Ok(e) = rx.try_recv() {
+        if let GameEvent::Move(m) = &e.event {
+            if m.verified {
+                out.push((e.board, m.ply));
+            }
+        }
+    }
+}
+
+fn ucis(hub: &Hub, board: u32) -> Vec<String> {
+    hub.public_board(board)
+        .and_then(|b| b.game)
+        .map(|g| g.moves.iter().map(|m| m.uci.clone()).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_unplugged_mid_game_continues_after_replug_without_loss_or_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game();
+    let want = game.uci_moves();
+    let link = dir.path().join("dgt-board");
+    let opts = |seed| EmulateOptions {
+        seed,
+        speed: 400.0,
+        hand_speed: 3.0,
+        start_after_host: Some(1_500),
+        link: Some(link.clone()),
+        ..EmulateOptions::default()
+    };
+    let first = serve_pty(&game, &opts(21)).unwrap();
+    let (hub, stop, task) = start(config(
+        &dir.path().join("data"),
+        vec![BoardConfig {
+            port: link.clone(),
+            protocol: Protocol::Dgt,
+            bus: false,
+            number: Some(1),
+            serial: None,
+        }],
+    ));
+    let mut public = hub.subscribe_public();
+    let mut arbiter = hub.subscribe_arbiter();
+    let mut verified = Vec::new();
+    wait_for("three verified moves", Duration::from_secs(30), || {
+        hub.verified_plies(1) >= 3
+    })
+    .await;
+
+    // Unplug: the pty disappears.
+    first.stop().unwrap();
+    wait_for(
+        "the board reported offline",
+        Duration::from_secs(10),
+        || !hub.public_board(1).unwrap().online,
+    )
+    .await;
+    let done = hub.verified_plies(1);
+    assert!(done < want.len(), "unplugged mid-game, after {done} plies");
+    assert!(hub.arbiter_snapshot()[0]
+        .open
+        .iter()
+        .any(|e| matches!(e.notice, ArbiterNotice::BoardOffline { .. })));
+
+    // Replug: a board at the same path, standing where the game stood.
+    let _second = serve_pty(&resumed(&game, done), &opts(22)).unwrap();
+    wait_for("the whole game", Duration::from_secs(40), || {
+        ucis(&hub, 1) == want
+    })
+    .await;
+    drain_verified(&mut public, &mut verified);
+    let plies: Vec<u32> = verified.iter().map(|&(_, p)| p).collect();
+    assert_eq!(
+        plies,
+        (1..=want.len() as u32).collect::<Vec<_>>(),
+        "each ply verified once, in order"
+    );
+    assert!(hub.public_board(1).unwrap().online);
+    let mut notices = Vec::new();
+    while let Ok(e) = arbiter.try_recv() {
+        notices.push(e.notice);
+    }
+    let offline = notices
+        .iter()
+        .position(|n| matches!(n, ArbiterNotice::BoardOffline { .. }))
+        .expect("an offline notice");
+    assert!(
+        notices[offline..]
+            .iter()
+            .any(|n| matches!(n, ArbiterNotice::BoardOnline { .. })),
+        "{notices:?}"
+    );
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boards_behind_one_bus_port_are_all_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game();
+    let want = game.uci_moves();
+    let link = dir.path().join("dgt-bus");
+    let opts = EmulateOptions {
+        seed: 31,
+        speed: 400.0,
+        hand_speed: 3.0,
+        // Discovery takes two ping rounds of 1.3 s before the first dump; the
+        // players sit down after that.
+        start_after_host: Some(4_500),
+        link: Some(link.clone()),
+        ..EmulateOptions::default()
+    };
+    // Serial numbers 01025, 01026, 01027 (the emulator counts up from 1025).
+    let _bus = serve_bus_pty(&[game.clone(), game.clone(), game.clone()], &opts).unwrap();
+    let bus_board = |serial: &str, number| BoardConfig {
+        port: link.clone(),
+        protocol: Protocol::DgtBus,
+        bus: false,
+        number: Some(number),
+        serial: Some(serial.into()),
+    };
+    // The third board is not configured: it is numbered by its address.
+    let (hub, stop, task) = start(config(
+        &dir.path().join("data"),
+        vec![bus_board("01025", 5), bus_board("01026", 6)],
+    ));
+    let mut public = hub.subscribe_public();
+    wait_for("three whole games", Duration::from_secs(50), || {
+        ucis(&hub, 5) == want && ucis(&hub, 6) == want && ucis(&hub, 1027) == want
+    })
+    .await;
+    let mut verified = Vec::new();
+    drain_verified(&mut public, &mut verified);
+    for board in [5, 6, 1027] {
+        let plies: Vec<u32> = verified
+            .iter()
+            .filter(|&&(b, _)| b == board)
+            .map(|&(_, p)| p)
+            .collect();
+        assert_eq!(plies, (1..=want.len() as u32).collect::<Vec<_>>());
+        assert!(hub.public_board(board).unwrap().online);
+    }
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+    // One capture for the port, recorded in bus mode.
+    let captures: Vec<_> = std::fs::read_dir(dir.path().join("data/journal/captures"))
+        .unwrap()
+        .collect();
+    assert_eq!(captures.len(), 1);
+}
