@@ -53,11 +53,12 @@ struct Port {
     /// Bus mode: numbers by address, from the configuration.
     bus_numbers: BTreeMap<u16, u32>,
     session: DgtSession,
+    /// The supervisor, and the task forwarding its reports to the loop.
+    tasks: [JoinHandle<()>; 2],
     /// Session time of this run's chunk time 0 (after the recovered runs).
     base_ms: u64,
     /// Latest session time fed, so time never goes back for the trackers.
     last_t: u64,
-    task: JoinHandle<()>,
 }
 
 impl Port {
@@ -176,8 +177,10 @@ pub async fn run(
         }
     }
     info!("stopping: flushing the journal");
-    for p in &d.ports {
-        p.task.abort();
+    // Closing the ports now: a supervisor would otherwise notice only at its
+    // next read timeout or backoff.
+    for task in d.ports.iter().flat_map(|p| &p.tasks) {
+        task.abort();
     }
     // Take what is already queued: it was read from the boards, so it belongs
     // in the journal.
@@ -218,14 +221,13 @@ impl Daemon {
             bus_poll: Duration::from_millis(self.config.device.bus_poll_ms),
         };
         let epoch = self.epoch;
-        let task = tokio::spawn(async move {
-            let sup = tokio::spawn(supervise(path, bus, epoch, timings, link_tx));
+        let supervisor = tokio::spawn(supervise(path, bus, epoch, timings, link_tx));
+        let forwarder = tokio::spawn(async move {
             while let Some(e) = link_rx.recv().await {
                 if forward.send((index, e)).await.is_err() {
                     break;
                 }
             }
-            sup.abort();
         });
         let mut port = Port {
             path: plan.path,
@@ -234,9 +236,9 @@ impl Daemon {
             number: plan.number,
             bus_numbers: plan.bus_numbers,
             session,
+            tasks: [supervisor, forwarder],
             base_ms: 0,
             last_t: 0,
-            task,
         };
         self.recover(&mut port)?;
         for n in port.numbers() {
@@ -279,6 +281,15 @@ impl Daemon {
         }
         port.base_ms = live;
         port.last_t = live;
+        // The last pictures seen, until the boards send fresh ones.
+        if port.session.board_info().has_picture {
+            self.hub.set_picture(port.number, port.session.picture());
+        }
+        for (a, n, info) in port.session.bus_boards() {
+            if let (true, Some(p)) = (info.has_picture, port.session.bus_picture(a)) {
+                self.hub.set_picture(n, p);
+            }
+        }
         let mut boards = BTreeSet::new();
         for e in &events {
             self.hub.apply(e, false);
