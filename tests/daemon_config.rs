@@ -178,3 +178,47 @@ fn a_board_plugged_in_later_is_discovered_and_followed() {
     assert_eq!(ports.len(), 1, "only the DGT board was opened: {ports:?}");
     assert!(ports[0].contains("Digital_Game_Technology"));
 }
+
+#[test]
+fn systemd_hears_ready_status_watchdog_and_stopping() {
+    use std::os::unix::net::UnixDatagram;
+    let dir = tempfile::tempdir().unwrap();
+    let socket_path = dir.path().join("notify");
+    let socket = UnixDatagram::bind(&socket_path).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let log = dir.path().join("log");
+    // systemd names the watched process in WATCHDOG_PID; exec keeps the shell's pid.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("WATCHDOG_PID=$$ exec \"$0\" run")
+        .arg(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .env("EBOARD_BRIDGE_DATA_DIR", dir.path().join("data"))
+        .env("EBOARD_BRIDGE_DISCOVERY", "false")
+        .env("NOTIFY_SOCKET", &socket_path)
+        .env("WATCHDOG_USEC", "400000")
+        .stderr(std::fs::File::create(&log).unwrap())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut heard: Vec<String> = Vec::new();
+    let mut buf = [0u8; 512];
+    let mut recv = |heard: &mut Vec<String>| {
+        let n = socket.recv(&mut buf).expect("a notification within 10 s");
+        heard.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    };
+    while heard.iter().filter(|m| m.contains("WATCHDOG=1")).count() < 2 {
+        recv(&mut heard);
+    }
+    assert!(heard[0].contains("READY=1"), "READY first: {heard:?}");
+    assert!(
+        heard.iter().any(|m| m.contains("STATUS=0 boards")),
+        "{heard:?}"
+    );
+    terminate(&child);
+    while !heard.last().unwrap().contains("STOPPING=1") {
+        recv(&mut heard);
+    }
+    assert!(child.wait().unwrap().success());
+}
