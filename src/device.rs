@@ -335,6 +335,9 @@ pub async fn run_single_link(
 const BUS_REPLY_TIMEOUT: Duration = Duration::from_millis(250);
 /// Every board answers an address-0 ping within 1100 ms (dgt.md §3).
 const BUS_PING_WINDOW: Duration = Duration::from_millis(1_300);
+/// How often a garbled or missing change report is asked for again before the
+/// board's picture is resynchronised from a full dump.
+const BUS_REPEATS: u32 = 3;
 /// A bus board that misses this many polls in a row is reported absent.
 const BUS_MISSES_OFFLINE: u32 = 5;
 /// How often to look for boards added to the bus.
@@ -478,7 +481,8 @@ impl Bus {
 
 /// Runs a bus-mode DGT link: discovers the boards, asks each for a full dump
 /// and its clock, then polls SEND_CHANGES on every board every
-/// `timings.bus_poll` (REPEAT_CHANGES after a garbled or missing answer) and
+/// `timings.bus_poll` (REPEAT_CHANGES after a garbled or missing answer, and a
+/// full dump if the repeats fail too, since those changes are then lost) and
 /// SEND_CLK every `timings.probe`. A board missing [`BUS_MISSES_OFFLINE`] polls
 /// in a row is reported absent; one that answers again is resynchronised with a
 /// fresh dump. The port fails over (and is reopened) when no board answers at all.
@@ -545,12 +549,23 @@ pub async fn run_dgt_bus_link(
             // A garbled answer lost changes the board will not send again:
             // ask for the same packet once more (dgt.md §3).
             let mut retries = 0;
-            while !matches!(heard, Heard::Reply) && retries < 2 {
+            while !matches!(heard, Heard::Reply) && retries < BUS_REPEATS {
                 retries += 1;
                 heard = step!(
                     bus.ask(BusCommandKind::RepeatChanges, a, |r| matches!(
                         r,
                         BusReply::Changes(_)
+                    ))
+                    .await
+                );
+            }
+            if !matches!(heard, Heard::Reply) {
+                // The changes are lost for good; a full dump puts the picture
+                // right again (and proves the board is there at all).
+                heard = step!(
+                    bus.ask(BusCommandKind::SendBoard, a, |r| matches!(
+                        r,
+                        BusReply::BoardDump(_)
                     ))
                     .await
                 );

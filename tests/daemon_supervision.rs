@@ -226,3 +226,147 @@ async fn boards_behind_one_bus_port_are_all_followed() {
         .collect();
     assert_eq!(captures.len(), 1);
 }
+
+/// A line between the daemon and a bus of virtual boards that garbles the
+/// checksum of the first `garble` change reports that carry changes, as line
+/// noise would. The daemon opens `daemon_link`.
+fn noisy_line(board_side: &Path, daemon_link: &Path, garble: usize) {
+    use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
+    use std::io::{Read, Write};
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut t = tcgetattr(&pty.slave).unwrap();
+    cfmakeraw(&mut t);
+    tcsetattr(&pty.slave, SetArg::TCSANOW, &t).unwrap();
+    let daemon_side = nix::unistd::ttyname(&pty.slave).unwrap();
+    std::os::unix::fs::symlink(&daemon_side, daemon_link).unwrap();
+    let mut host = std::fs::File::from(pty.master);
+    let mut host_out = host.try_clone().unwrap();
+    let mut boards = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(board_side)
+        .unwrap();
+    let mut boards_in = boards.try_clone().unwrap();
+    // The slave stays open here so the line never reads as closed.
+    std::mem::forget(pty.slave);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        while let Ok(n) = host.read(&mut buf) {
+            if n == 0 || boards.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        let changes_id = eboard_protocols::dgt::BusReply::Changes(Vec::new()).id();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut left = garble;
+        let mut buf = [0u8; 512];
+        while let Ok(n) = boards_in.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            pending.extend_from_slice(&buf[..n]);
+            // Pass whole frames on (id with bit 7, 14-bit length from id to checksum).
+            loop {
+                if pending.len() < 3 {
+                    break;
+                }
+                let len = (usize::from(pending[1]) << 7) | usize::from(pending[2]);
+                if pending[0] & 0x80 == 0 || len < 6 {
+                    let b = pending.remove(0);
+                    let _ = host_out.write_all(&[b]);
+                    continue;
+                }
+                if pending.len() < len {
+                    break;
+                }
+                let mut frame: Vec<u8> = pending.drain(..len).collect();
+                if frame[0] == changes_id && len > 6 && left > 0 {
+                    left -= 1;
+                    frame[len - 1] ^= 0x01;
+                }
+                if host_out.write_all(&frame).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbled_change_reports_are_asked_again_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game();
+    let want = game.uci_moves();
+    let opts = EmulateOptions {
+        seed: 41,
+        speed: 400.0,
+        hand_speed: 3.0,
+        start_after_host: Some(4_500),
+        ..EmulateOptions::default()
+    };
+    let bus = serve_bus_pty(&[game.clone(), game.clone()], &opts).unwrap();
+    let link = dir.path().join("noisy-bus");
+    noisy_line(bus.path(), &link, 4);
+    let (hub, stop, task) = start(config(
+        &dir.path().join("data"),
+        vec![BoardConfig {
+            port: link.clone(),
+            protocol: Protocol::DgtBus,
+            bus: false,
+            number: None,
+            serial: None,
+        }],
+    ));
+    let mut public = hub.subscribe_public();
+    wait_for(
+        "both games through the noise",
+        Duration::from_secs(50),
+        || ucis(&hub, 1025) == want && ucis(&hub, 1026) == want,
+    )
+    .await;
+    let mut verified = Vec::new();
+    drain_verified(&mut public, &mut verified);
+    for board in [1025, 1026] {
+        let plies: Vec<u32> = verified
+            .iter()
+            .filter(|&&(b, _)| b == board)
+            .map(|&(_, p)| p)
+            .collect();
+        assert_eq!(plies, (1..=want.len() as u32).collect::<Vec<_>>());
+    }
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+    // The journal shows the daemon asked again (BUS_REPEAT_CHANGES, 0x84).
+    let port_dir = std::fs::read_dir(dir.path().join("data/journal/captures"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let capture = std::fs::read_dir(port_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(capture).unwrap();
+    let out: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("\"dir\":\"out\""))
+        .collect();
+    let first_repeat = out
+        .iter()
+        .position(|l| l.contains("\"hex\":\"84"))
+        .expect("REPEAT_CHANGES sent");
+    let repeats = out.iter().filter(|l| l.contains("\"hex\":\"84")).count();
+    assert!(repeats >= 3, "REPEAT_CHANGES sent {repeats} times");
+    // Four garbled reports in a row outlast the repeats: a full dump resynchronises.
+    assert!(
+        out[first_repeat..]
+            .iter()
+            .any(|l| l.contains("\"hex\":\"82")),
+        "BUS_SEND_BRD after the repeats"
+    );
+}
