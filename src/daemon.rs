@@ -269,14 +269,40 @@ impl Daemon {
             if run.torn_tail {
                 warn!(file = %run.file.display(), "the last line was cut by a crash; ignored");
             }
+            // The live run ticked its trackers every LOOP_TICK, and some events
+            // (a hold expiring) came from those ticks, not from a chunk. Ticking
+            // at the same pace, and up to the last event that run logged, makes
+            // the rebuilt state include them, so they are not published again
+            // when the board comes back. Never beyond: a move that run had not
+            // verified is not verified here either.
+            let step = LOOP_TICK.as_millis() as u64;
+            let mut next_tick = off + run.chunks.first().map_or(0, |c| c.t_ms) + step;
             for c in &run.chunks {
+                let t = off + c.t_ms;
+                while next_tick <= t {
+                    port.session.tick(next_tick, &mut events);
+                    next_tick += step;
+                }
                 let chunk = Chunk {
-                    t_ms: off + c.t_ms,
+                    t_ms: t,
                     dir: c.dir,
                     bytes: c.bytes.clone(),
                 };
                 port.session.feed(&chunk, &mut events);
                 chunks += 1;
+            }
+            let last_chunk = off + run.chunks.last().map_or(0, |c| c.t_ms);
+            let last_logged = port
+                .numbers()
+                .into_iter()
+                .filter_map(|n| self.journal.last_event_t(n, run.started_unix_ms))
+                .max();
+            if let Some(end) = last_logged.filter(|&end| end > last_chunk) {
+                while next_tick < end {
+                    port.session.tick(next_tick, &mut events);
+                    next_tick += step;
+                }
+                port.session.tick(end, &mut events);
             }
         }
         port.base_ms = live;

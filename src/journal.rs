@@ -348,6 +348,21 @@ impl Journal {
         })
     }
 
+    /// The latest `t_ms` among the events of board `board` logged by the run
+    /// that started at `run_unix_ms` (the run's last published moment).
+    pub fn last_event_t(&self, board: u32, run_unix_ms: u64) -> Option<u64> {
+        let path = self
+            .data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"));
+        let text = std::fs::read_to_string(path).ok()?;
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["run"].as_u64() == Some(run_unix_ms))
+            .filter_map(|v| v["t_ms"].as_u64())
+            .max()
+    }
+
     /// Appends a daemon line (start, recovery summary, board offline) to board
     /// `board`'s event log.
     pub fn record_note(&mut self, board: u32, note: serde_json::Value) -> Result<(), JournalError> {

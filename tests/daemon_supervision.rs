@@ -370,3 +370,61 @@ async fn garbled_change_reports_are_asked_again_and_nothing_is_lost() {
         "BUS_SEND_BRD after the repeats"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_rebuilds_the_game_from_the_journal_and_republishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game();
+    let want = game.uci_moves();
+    let link = dir.path().join("dgt-board");
+    let data = dir.path().join("data");
+    let opts = |seed| EmulateOptions {
+        seed,
+        speed: 1000.0,
+        hand_speed: 3.0,
+        start_after_host: Some(1_500),
+        link: Some(link.clone()),
+        ..EmulateOptions::default()
+    };
+    let boards = || {
+        vec![BoardConfig {
+            port: link.clone(),
+            protocol: Protocol::Dgt,
+            bus: false,
+            number: Some(4),
+            serial: None,
+        }]
+    };
+    let first = serve_pty(&game, &opts(51)).unwrap();
+    let (hub, stop, task) = start(config(&data, boards()));
+    wait_for("the whole game", Duration::from_secs(30), || {
+        ucis(&hub, 4) == want
+    })
+    .await;
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+    first.stop().unwrap();
+
+    // Second run, board absent: the game is there from the journal alone.
+    let (hub, stop, task) = start(config(&data, boards()));
+    let mut public = hub.subscribe_public();
+    wait_for("the rebuilt game", Duration::from_secs(10), || {
+        ucis(&hub, 4) == want
+    })
+    .await;
+    assert!(!hub.public_board(4).unwrap().online);
+
+    // The board comes back showing the final position: nothing new happens.
+    let _again = serve_pty(&resumed(&game, want.len()), &opts(52)).unwrap();
+    wait_for("the board back online", Duration::from_secs(10), || {
+        hub.public_board(4).unwrap().online
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut verified = Vec::new();
+    drain_verified(&mut public, &mut verified);
+    assert!(verified.is_empty(), "republished {verified:?}");
+    assert_eq!(ucis(&hub, 4), want);
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
