@@ -17,7 +17,8 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(usize::MAX);
-    let index = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/expected/games-index.jsonl");
+    let index =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/expected/games-index.jsonl");
     let games: Vec<_> = load_index(&index)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", index.display()))
         .into_iter()
@@ -26,7 +27,9 @@ fn main() {
         .collect();
 
     println!("{} games, sensor noise on", games.len());
-    println!("| set-up | games | exact | plies | retractions | warning/error alerts | info alerts |");
+    println!(
+        "| set-up | games | exact | plies | retractions | warning/error alerts | info alerts |"
+    );
     println!("|---|---|---|---|---|---|---|");
     let mut board_time = Duration::ZERO;
     let mut busy = Duration::ZERO;
@@ -35,7 +38,10 @@ fn main() {
     for setup in Setup::ALL {
         let (mut exact, mut plies, mut retractions, mut serious, mut info) = (0, 0, 0, 0, 0);
         for (i, (name, game)) in games.iter().enumerate() {
-            let out = run_game(game, &sim_options(setup, i as u64, std::env::var_os("NO_NOISE").is_none()));
+            let out = run_game(
+                game,
+                &sim_options(setup, i as u64, std::env::var_os("NO_NOISE").is_none()),
+            );
             runs += 1;
             board_time += out.board_time;
             busy += out.reconstruction;

@@ -59,6 +59,9 @@ struct Port {
     base_ms: u64,
     /// Latest session time fed, so time never goes back for the trackers.
     last_t: u64,
+    /// Why the link last went down: an absent board fails the same way every
+    /// few seconds, which is logged once, not every time.
+    last_down: Option<String>,
 }
 
 impl Port {
@@ -239,6 +242,7 @@ impl Daemon {
             tasks: [supervisor, forwarder],
             base_ms: 0,
             last_t: 0,
+            last_down: None,
         };
         self.recover(&mut port)?;
         for n in port.numbers() {
@@ -404,6 +408,7 @@ impl Daemon {
                 self.publish(Some(&key));
             }
             LinkEvent::Up => {
+                port.last_down = None;
                 info!(port = %port.path.display(), "board answers; resynchronising from its dump");
                 if !port.bus {
                     let number = port.number;
@@ -411,7 +416,12 @@ impl Daemon {
                 }
             }
             LinkEvent::Down(reason) => {
-                warn!(port = %port.path.display(), "{reason}");
+                if port.last_down.as_ref() != Some(&reason) {
+                    warn!(port = %port.path.display(), "{reason}");
+                    port.last_down = Some(reason.clone());
+                } else {
+                    tracing::debug!(port = %port.path.display(), "{reason}");
+                }
                 for n in port.numbers() {
                     self.online(n, false, now, &reason);
                 }
