@@ -131,6 +131,9 @@ pub async fn run(
         "journal opened; run {}",
         d.journal.run_unix_ms()
     );
+    d.hub.set_date(crate::pgn::GameInfo::date_from_rfc3339(
+        &crate::journal::rfc3339(d.journal.run_unix_ms()),
+    ));
     for plan in d.config.port_plans() {
         d.add_port(plan)?;
     }

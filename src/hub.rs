@@ -101,7 +101,7 @@ struct BoardSlot {
 }
 
 impl BoardSlot {
-    fn new(number: u32) -> BoardSlot {
+    fn new(number: u32, date: Option<String>) -> BoardSlot {
         BoardSlot {
             number,
             port: None,
@@ -109,6 +109,7 @@ impl BoardSlot {
             picture: None,
             recorder: GameRecorder::new(GameInfo {
                 board: Some(number),
+                date,
                 ..GameInfo::default()
             }),
             finished: Vec::new(),
@@ -138,13 +139,16 @@ struct State {
     boards: BTreeMap<u32, BoardSlot>,
     public_seq: u64,
     arbiter_seq: u64,
+    /// PGN date of games of boards registered from now on.
+    date: Option<String>,
 }
 
 impl State {
     fn slot(&mut self, number: u32) -> &mut BoardSlot {
+        let date = &self.date;
         self.boards
             .entry(number)
-            .or_insert_with(|| BoardSlot::new(number))
+            .or_insert_with(|| BoardSlot::new(number, date.clone()))
     }
 }
 
@@ -185,6 +189,11 @@ impl Hub {
     /// Arbiter events from now on.
     pub fn subscribe_arbiter(&self) -> broadcast::Receiver<ArbiterEvent> {
         self.arbiter_tx.subscribe()
+    }
+
+    /// The PGN `Date` (`2026.11.22`) of the games of boards first heard of from now on.
+    pub fn set_date(&self, date: Option<String>) {
+        self.lock().date = date;
     }
 
     /// Makes board `number` known (listed even before it says anything).
