@@ -498,6 +498,12 @@ pub async fn run_dgt_bus_link(
         decoder: Decoder::new(Mode::Bus),
         known: Vec::new(),
     };
+    // A board left in single-board mode (by other software, or a host that
+    // spoke to it alone) would swallow the first bus command as its switch
+    // back (dgt.md §3); 0x4a switches every board to bus mode silently.
+    let mut to_bus = Vec::new();
+    Command::ToBusMode.encode(&mut to_bus);
+    step!(bus.link.write(to_bus).await);
     let found = step!(bus.discover().await);
     if found.is_empty() {
         return Err(LinkError::NoBusBoards {
