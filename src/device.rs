@@ -3,6 +3,10 @@
 //! Everything it reads or writes leaves as a [`Chunk`] stamped with the time since
 //! the link started, which is exactly what the capture format records and what the
 //! session consumes. So the daemon, the recorder and `replay` see the same stream.
+//!
+//! [`supervise`] keeps one port followed for the daemon's lifetime: it runs a
+//! single-board link ([`run_single_link`]) or a bus link ([`run_dgt_bus_link`]),
+//! reports it down when it ends, and reopens it with [`reopen_backoff`].
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -83,7 +87,8 @@ pub fn dgt_startup() -> Vec<u8> {
 /// Runs one DGT board link until the port fails or closes: sends the start-up
 /// sequence, then forwards every read as a chunk. `epoch` is the time all chunk
 /// stamps count from. Returns why the link ended; the caller decides whether to
-/// reopen.
+/// reopen. This is the bare link the demo uses; the daemon uses
+/// [`supervise`], which adds liveness probes, silence detection and reopening.
 pub async fn run_dgt_link(
     path: &Path,
     epoch: Instant,
