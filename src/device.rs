@@ -488,7 +488,7 @@ impl Bus {
 /// and its clock, then polls SEND_CHANGES on every board every
 /// `timings.bus_poll` (REPEAT_CHANGES after a garbled or missing answer, and a
 /// full dump if the repeats fail too, since those changes are then lost) and
-/// SEND_CLK every `timings.probe`. A board missing [`BUS_MISSES_OFFLINE`] polls
+/// SEND_CLK every `timings.probe`. A board missing five polls
 /// in a row is reported absent; one that answers again is resynchronised with a
 /// fresh dump. The port fails over (and is reopened) when no board answers at all.
 pub async fn run_dgt_bus_link(
