@@ -22,4 +22,5 @@ pub mod pgn;
 pub mod replay;
 pub mod session;
 pub mod sim;
+pub mod timecontrol;
 pub mod tracker;
