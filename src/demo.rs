@@ -1,30 +1,28 @@
-//! `eboard-bridge demo`: virtual DGT boards on pseudo-terminals playing real games,
-//! read back through the same device layer, session and tracker the daemon uses.
+//! `eboard-bridge demo`: virtual DGT boards on pseudo-terminals playing real games
+//! into the real daemon.
 //!
 //! Nothing is short-circuited: each board is the virtual DGT board on its own pty,
-//! the host side opens the pty as a serial port, sends the DGT start-up sequence and
-//! decodes what comes back. So what the demo prints is what the daemon would publish.
-//! The games are public-domain games embedded in the binary, so the demo needs no
-//! files on a fresh machine.
+//! and the daemon (`daemon::run`, the same code as `eboard-bridge run`) opens the
+//! ptys as serial ports, journals every byte, reconstructs the moves and fills the
+//! hub that feeds are served from. The demo only watches the hub, prints what an
+//! operator would want to see, and checks every verified move against the source
+//! game. The games are public-domain games embedded in the binary, so the demo
+//! needs no files on a fresh machine.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use eboard_protocols::dgt::Mode;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, oneshot};
 
-use crate::capture::{CaptureHeader, CaptureWriter, Chunk};
+use crate::config::{BoardConfig, Config, Protocol};
 use crate::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
-use crate::events::{GameEvent, Stamped, TrackerEvent};
+use crate::events::GameEvent;
 use crate::games::{load_pgn, Game};
-use crate::pgn::{GameInfo, GameRecorder};
-use crate::session::DgtSession;
-use crate::tracker::TrackerConfig;
+use crate::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
 
 /// The embedded games (public domain, from the GNU Chess opening book).
 const DEMO_GAMES: &str = include_str!("../assets/demo-games.pgn");
@@ -40,9 +38,9 @@ pub struct DemoOptions {
     pub seed: u64,
     /// Stop after this long even if games are still running.
     pub max_duration: Option<Duration>,
-    /// Record every board's traffic as a capture (`board-N.jsonl`) in this folder,
-    /// so any run can be replayed with `eboard-bridge replay`.
-    pub record: Option<PathBuf>,
+    /// The daemon's data directory (journal, captures, PGN files). A fresh
+    /// temporary directory when not given.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Default for DemoOptions {
@@ -52,23 +50,21 @@ impl Default for DemoOptions {
             speed: 30.0,
             seed: 1,
             max_duration: None,
-            record: None,
+            data_dir: None,
         }
     }
 }
 
-/// One board of the demo: its emulator and what was read back from it.
+/// One board of the demo: its emulator and what the daemon published for it.
 struct DemoBoard {
-    number: u32,
     game: Game,
     emulator: EmulatorHandle,
-    recorder: GameRecorder,
-    verified: usize,
     /// The source game's moves in UCI, to check every verified move against.
     expected: Vec<String>,
+    /// Verified plies so far (retractions taken into account).
+    verified: usize,
     /// Verified moves that differ from the source (must stay zero).
     mismatches: usize,
-    capture: Option<CaptureWriter<BufWriter<File>>>,
 }
 
 /// Entry point of `eboard-bridge demo`.
@@ -77,7 +73,9 @@ pub fn run_cli(opts: &DemoOptions) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--boards must be at least 1");
     }
     if !(opts.speed.is_finite() && opts.speed > 0.0) {
-        anyhow::bail!("--speed must be a positive number (e.g. 30 plays thirty times faster than humans think)");
+        anyhow::bail!(
+            "--speed must be a positive number (e.g. 30 plays thirty times faster than humans think)"
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -91,9 +89,9 @@ pub fn run_cli(opts: &DemoOptions) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Runs the demo; returns whether every move read back equals the source game
-/// and every board was heard from. Games cut short by `max_duration` or Ctrl-C
-/// are not failures: what was read so far must still be right.
+/// Runs the demo; returns whether every move the daemon published equals the
+/// source game and every board was followed. Games cut short by `max_duration` or
+/// Ctrl-C are not failures: what was published so far must still be right.
 async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     let games: Vec<Game> = load_pgn(DEMO_GAMES)
         .context("the embedded demo games do not parse")?
@@ -101,12 +99,20 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         .filter(|g| !g.moves.is_empty())
         .collect();
     anyhow::ensure!(!games.is_empty(), "the embedded demo games hold no moves");
-    if let Some(dir) = &opts.record {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the capture folder {}", dir.display()))?;
-    }
-    let epoch = Instant::now();
-    let (tx, mut rx) = mpsc::channel::<(u32, Chunk)>(1024);
+
+    let data_dir = match &opts.data_dir {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("eboard-bridge-demo-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
+
+    let mut config = Config::default();
+    config.storage.data_dir = data_dir.clone();
+    // A demo shows this run only: no journal of an earlier demo is replayed, and
+    // no real board plugged into this machine is picked up.
+    config.storage.recover = false;
+    config.discovery.enabled = false;
 
     let mut boards: BTreeMap<u32, DemoBoard> = BTreeMap::new();
     for i in 0..opts.boards {
@@ -119,14 +125,14 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
             speed: opts.speed,
             rotated: i % 4 == 3,
             clock_right: i % 3 == 2,
+            start_after_host: Some(1_500),
             ..EmulateOptions::default()
         };
         let emulator = serve_pty(&game, &emulator_opts)
             .with_context(|| format!("cannot start virtual board {number}"))?;
-        let path = emulator.path().to_owned();
         println!(
             "board {number}: virtual DGT board on {} ({} - {}{}{})",
-            path.display(),
+            emulator.path().display(),
             game.header("White").unwrap_or("?"),
             game.header("Black").unwrap_or("?"),
             if emulator_opts.rotated {
@@ -140,75 +146,67 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
                 ""
             },
         );
-        let info = GameInfo {
-            event: Some("eboard-bridge demo".into()),
-            site: Some("virtual boards".into()),
-            round: Some("1".into()),
-            board: Some(number),
-            white: game.header("White").map(str::to_owned),
-            black: game.header("Black").map(str::to_owned),
-            ..GameInfo::default()
-        };
-        let capture = match &opts.record {
-            Some(dir) => Some(open_capture(dir, number, &path)?),
-            None => None,
-        };
+        config.boards.push(BoardConfig {
+            port: emulator.path().to_owned(),
+            protocol: Protocol::Dgt,
+            bus: false,
+            number: Some(number),
+            serial: None,
+        });
         boards.insert(
             number,
             DemoBoard {
-                number,
                 expected: game.uci_moves(),
                 game,
                 emulator,
-                recorder: GameRecorder::new(info),
                 verified: 0,
                 mismatches: 0,
-                capture,
             },
         );
-        spawn_link(number, path, epoch, tx.clone());
     }
-    drop(tx);
+    println!(
+        "data directory (journal, captures, PGN): {}",
+        data_dir.display()
+    );
 
-    let mut sessions: BTreeMap<u32, DgtSession> = boards
-        .keys()
-        .map(|&n| {
-            (
-                n,
-                DgtSession::new(n, Mode::Single, TrackerConfig::default()),
-            )
-        })
-        .collect();
-    let mut events = Vec::new();
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let hub = Arc::new(Hub::new());
+    let mut public = hub.subscribe_public();
+    let mut arbiter = hub.subscribe_arbiter();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let daemon = tokio::spawn(crate::daemon::run(
+        config,
+        hub.clone(),
+        async {
+            let _ = stop_rx.await;
+        },
+        || {},
+    ));
+
+    let epoch = Instant::now();
     let deadline = opts.max_duration.map(|d| epoch + d);
-
+    let mut check = tokio::time::interval(Duration::from_millis(250));
     loop {
         tokio::select! {
-            chunk = rx.recv() => {
-                let Some((number, chunk)) = chunk else { break };
-                if let Some(session) = sessions.get_mut(&number) {
-                    session.feed(&chunk, &mut events);
+            event = public.recv() => match event {
+                Ok(e) => show_public(&mut boards, &e),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    println!("(the demo's display fell {n} events behind; the daemon lost nothing)");
                 }
-                if let Some(writer) = boards.get_mut(&number).and_then(|b| b.capture.as_mut()) {
-                    writer.write_chunk(&chunk).context("cannot write the capture")?;
-                }
-            }
-            _ = tick.tick() => {
-                let now = epoch.elapsed().as_millis() as u64;
-                for session in sessions.values_mut() {
-                    session.tick(now, &mut events);
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            event = arbiter.recv() => {
+                if let Ok(e) = event {
+                    show_arbiter(&e);
                 }
             }
+            _ = check.tick() => {}
             _ = tokio::signal::ctrl_c() => {
                 println!("interrupted: printing the games as far as they went");
                 break;
             }
         }
-        for stamped in events.drain(..) {
-            if let Some(board) = boards.get_mut(&stamped.board) {
-                show(board, &stamped);
-            }
+        if daemon.is_finished() {
+            break;
         }
         let done = boards.values().all(|b| {
             b.verified >= b.game.moves.len() || (b.emulator.game_over() && b.emulator.is_finished())
@@ -218,131 +216,101 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         }
     }
 
+    let _ = stop_tx.send(());
+    match daemon.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("the daemon stopped with an error: {e}"),
+        Err(e) => eprintln!("the daemon task failed: {e}"),
+    }
+
     println!();
     let mut faithful = true;
-    for mut board in boards.into_values() {
+    for (number, board) in boards {
         if board.mismatches > 0 || board.verified == 0 {
             faithful = false;
             eprintln!(
-                "board {}: {} verified moves, {} of them different from the source game",
-                board.number, board.verified, board.mismatches
+                "board {number}: {} verified moves, {} of them different from the source game",
+                board.verified, board.mismatches
             );
         }
-        if let Some(writer) = board.capture.as_mut() {
-            writer.flush().context("cannot write the capture")?;
-        }
-        for record in board.recorder.finish() {
+        for record in hub.games(number) {
             println!("{}", record.to_pgn());
         }
         if let Err(e) = board.emulator.stop() {
-            eprintln!("board {}: the virtual board ended badly: {e}", board.number);
+            eprintln!("board {number}: the virtual board ended badly: {e}");
         }
     }
     Ok(faithful)
 }
 
-/// Opens `board-N.jsonl` in `dir` for board `number`'s traffic.
-fn open_capture(
-    dir: &std::path::Path,
-    number: u32,
-    port: &std::path::Path,
-) -> anyhow::Result<CaptureWriter<BufWriter<File>>> {
-    let path = dir.join(format!("board-{number}.jsonl"));
-    let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut header = CaptureHeader::new("dgt");
-    header.board = Some(number.to_string());
-    header.port = Some(port.display().to_string());
-    CaptureWriter::new(BufWriter::new(file), &header)
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Reads one board's pty as the daemon reads a port, reopening on failure.
-fn spawn_link(
-    number: u32,
-    path: std::path::PathBuf,
-    epoch: Instant,
-    tx: mpsc::Sender<(u32, Chunk)>,
-) {
-    tokio::spawn(async move {
-        let (chunk_tx, mut chunk_rx) = mpsc::channel::<Chunk>(256);
-        let forward = {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                while let Some(chunk) = chunk_rx.recv().await {
-                    if tx.send((number, chunk)).await.is_err() {
-                        break;
-                    }
-                }
-            })
-        };
-        if let Err(e) = crate::device::run_dgt_link(&path, epoch, chunk_tx).await {
-            eprintln!("board {number}: {e}");
-        }
-        let _ = forward.await;
-    });
-}
-
-/// Prints one event the way an operator watching the demo wants it, and keeps the record.
-fn show(board: &mut DemoBoard, stamped: &Stamped) {
-    let n = board.number;
-    let t = stamped.t_ms as f64 / 1000.0;
-    match &stamped.event {
-        TrackerEvent::Game(event) => {
-            if let Err(e) = board.recorder.push(event) {
-                eprintln!("board {n}: record error: {e}");
-            }
-            match event {
-                GameEvent::GameStart { fen, rotated, .. } => {
-                    println!(
-                        "[{t:7.1}s] board {n}: game starts from {fen}{}",
-                        if *rotated {
-                            " (board turned round)"
-                        } else {
-                            ""
-                        }
-                    );
-                }
-                GameEvent::Move(m) if m.verified => {
-                    board.verified = board.verified.max(m.ply as usize);
-                    let expected = board.expected.get(m.ply as usize - 1);
-                    if expected != Some(&m.uci) {
-                        board.mismatches += 1;
-                        println!(
-                            "[{t:7.1}s] board {n}: MISMATCH at ply {}: read {} but the game has {}",
-                            m.ply,
-                            m.uci,
-                            expected.map_or("no move", String::as_str)
-                        );
-                    }
-                    let number = m.ply.div_ceil(2);
-                    let dots = if m.ply % 2 == 1 { "." } else { "..." };
-                    let clock = m
-                        .clock_ms
-                        .map(|c| format!("  [{}]", crate::pgn::hms(c)))
-                        .unwrap_or_default();
-                    println!("[{t:7.1}s] board {n}: {number}{dots} {}{clock}", m.san);
-                }
-                GameEvent::Move(_) | GameEvent::Clock { .. } => {}
-                GameEvent::Retraction { from_ply, plies } => {
-                    board.verified = (*from_ply as usize).saturating_sub(1);
-                    println!(
-                        "[{t:7.1}s] board {n}: moves from ply {from_ply} withdrawn ({} plies)",
-                        plies.len()
-                    );
-                }
-                GameEvent::Result { result, reason } => {
-                    println!(
-                        "[{t:7.1}s] board {n}: result {} ({reason})",
-                        result.as_pgn()
-                    );
-                }
-            }
-        }
-        TrackerEvent::Alert(a) => {
+/// Prints a public event the way an operator watching the demo wants it, and
+/// checks a verified move against the source game.
+fn show_public(boards: &mut BTreeMap<u32, DemoBoard>, e: &PublicEvent) {
+    let n = e.board;
+    let t = e.t_ms as f64 / 1000.0;
+    let Some(board) = boards.get_mut(&n) else {
+        return;
+    };
+    match &e.event {
+        GameEvent::GameStart { fen, rotated, .. } => {
             println!(
-                "[{t:7.1}s] board {n}: ALERT (arbiters only) Article {} {:?}: {}",
-                a.article, a.severity, a.message
+                "[{t:7.1}s] board {n}: game starts from {fen}{}",
+                if *rotated {
+                    " (board turned round)"
+                } else {
+                    ""
+                }
             );
         }
+        GameEvent::Move(m) if m.verified => {
+            board.verified = m.ply as usize;
+            let expected = board.expected.get(m.ply as usize - 1);
+            if expected != Some(&m.uci) {
+                board.mismatches += 1;
+                println!(
+                    "[{t:7.1}s] board {n}: MISMATCH at ply {}: read {} but the game has {}",
+                    m.ply,
+                    m.uci,
+                    expected.map_or("no move", String::as_str)
+                );
+            }
+            let number = m.ply.div_ceil(2);
+            let dots = if m.ply % 2 == 1 { "." } else { "..." };
+            let clock = m
+                .clock_ms
+                .map(|c| format!("  [{}]", crate::pgn::hms(c)))
+                .unwrap_or_default();
+            println!("[{t:7.1}s] board {n}: {number}{dots} {}{clock}", m.san);
+        }
+        GameEvent::Move(_) | GameEvent::Clock { .. } => {}
+        GameEvent::Retraction { from_ply, plies } => {
+            board.verified = (*from_ply as usize).saturating_sub(1);
+            println!(
+                "[{t:7.1}s] board {n}: moves from ply {from_ply} withdrawn ({} plies)",
+                plies.len()
+            );
+        }
+        GameEvent::Result { result, reason } => {
+            println!(
+                "[{t:7.1}s] board {n}: result {} ({reason})",
+                result.as_pgn()
+            );
+        }
+    }
+}
+
+/// Prints an arbiter notice (in a real hall only the arbiters' screen shows these).
+fn show_arbiter(e: &ArbiterEvent) {
+    let t = e.t_ms as f64 / 1000.0;
+    let n = e.board;
+    match &e.notice {
+        ArbiterNotice::Alert(a) => println!(
+            "[{t:7.1}s] board {n}: ALERT (arbiters only) Article {} {:?}: {}",
+            a.article, a.severity, a.message
+        ),
+        ArbiterNotice::BoardOffline { port, reason } => {
+            println!("[{t:7.1}s] board {n}: OFFLINE ({port}): {reason}")
+        }
+        ArbiterNotice::BoardOnline { port } => println!("[{t:7.1}s] board {n}: online ({port})"),
     }
 }

@@ -73,9 +73,10 @@ enum Command {
         /// Stop after this many seconds even if games are still running.
         #[arg(long, value_name = "SECONDS")]
         max_seconds: Option<u64>,
-        /// Record each board's traffic as a capture (board-N.jsonl) in DIR.
+        /// The daemon's data directory (journal, captures, PGN files); a fresh
+        /// temporary directory when not given.
         #[arg(long, value_name = "DIR")]
-        record: Option<PathBuf>,
+        data_dir: Option<PathBuf>,
     },
 }
 
@@ -112,13 +113,13 @@ fn main() -> ExitCode {
             speed,
             seed,
             max_seconds,
-            record,
+            data_dir,
         } => eboard_bridge::demo::run_cli(&eboard_bridge::demo::DemoOptions {
             boards,
             speed,
             seed,
             max_duration: max_seconds.map(std::time::Duration::from_secs),
-            record,
+            data_dir,
         }),
     };
     match result {

@@ -1,7 +1,7 @@
-//! The README's first command, run for real: virtual boards on pseudo-terminals,
-//! read back through the device layer, session and tracker. The demo checks every
-//! verified move against the source game itself and exits non-zero on any
-//! difference; this test also checks what an operator sees.
+//! The README's first command, run for real: virtual boards on pseudo-terminals
+//! followed by the daemon. The demo checks every verified move against the source
+//! game itself and exits non-zero on any difference; this test also checks what an
+//! operator sees and that the daemon's journal replays to the same games.
 
 use std::process::Command;
 
@@ -18,7 +18,7 @@ fn demo_reads_back_every_board_faithfully() {
             "--max-seconds",
             "25",
         ])
-        .arg("--record")
+        .arg("--data-dir")
         .arg(dir.path())
         .output()
         .expect("the binary runs");
@@ -43,11 +43,25 @@ fn demo_reads_back_every_board_faithfully() {
             "board {board}: only {moves} moves read\n{stdout}"
         );
         assert!(
-            stdout.contains(&format!("[Round \"1.{board}\"]")),
+            stdout.contains(&format!("[Board \"{board}\"]")),
             "board {board}'s game is printed as PGN\n{stdout}"
         );
-        // Every board's traffic was recorded and replays to the same moves.
-        let capture = dir.path().join(format!("board-{board}.jsonl"));
+        // The daemon keeps each board's games as PGN in its data directory.
+        let pgn = std::fs::read_to_string(dir.path().join(format!("games/board-{board}.pgn")))
+            .expect("the daemon wrote the board's PGN file");
+        assert!(
+            pgn.contains("1. "),
+            "board {board}'s PGN file has moves: {pgn}"
+        );
+    }
+    // Every port's traffic was journaled as a capture, and replays to games.
+    let captures: Vec<_> = std::fs::read_dir(dir.path().join("journal/captures"))
+        .expect("the journal has a captures folder")
+        .flat_map(|port| std::fs::read_dir(port.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    assert_eq!(captures.len(), 3, "one capture per port: {captures:?}");
+    for capture in captures {
         let replay = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
             .arg("replay")
             .arg(&capture)
