@@ -125,8 +125,23 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("eboard-bridge: {e:#}");
+            eprintln!("eboard-bridge: {}", describe(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes on one line. Many of our errors already quote their
+/// cause in their own sentence (so that logs read well), so a cause whose text is
+/// already there is not repeated.
+fn describe(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
