@@ -8,11 +8,15 @@
 
 pub mod accuracy;
 pub mod capture;
+pub mod config;
+pub mod daemon;
 pub mod demo;
 pub mod device;
 pub mod emulate;
 pub mod events;
 pub mod games;
+pub mod hub;
+pub mod journal;
 pub mod pgn;
 pub mod replay;
 pub mod session;

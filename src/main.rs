@@ -18,6 +18,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the daemon: follow the boards, journal everything, publish the games.
+    Run {
+        /// Configuration file (TOML); without it the defaults apply (see print-config).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Print the default configuration as a commented TOML file.
+    PrintConfig,
     /// Decode captures, reconstruct the games and print them as PGN.
     Replay {
         /// Write the game events (moves, alerts, clocks, results) as JSON Lines to FILE.
@@ -74,6 +82,11 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run { config } => eboard_bridge::daemon::run_cli(config.as_deref()),
+        Command::PrintConfig => {
+            print!("{}", eboard_bridge::config::DEFAULT_CONFIG_TOML);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Replay { events, captures } => {
             eboard_bridge::replay::run_cli(events.as_deref(), &captures)
         }

@@ -1,0 +1,570 @@
+//! The daemon's configuration: a TOML file, environment overrides, defaults.
+//!
+//! Everything has a default, so the daemon runs with no file at all: it then
+//! follows every DGT-looking port under `/dev/serial/by-id/`. The format is
+//! documented in `docs/configuration.md`; [`DEFAULT_CONFIG_TOML`] is what
+//! `eboard-bridge print-config` prints, and a test proves it parses back to
+//! [`Config::default`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Environment variable overriding `[http] listen`.
+pub const ENV_HTTP_LISTEN: &str = "EBOARD_BRIDGE_HTTP_LISTEN";
+/// Environment variable overriding `[storage] data_dir`.
+pub const ENV_DATA_DIR: &str = "EBOARD_BRIDGE_DATA_DIR";
+/// Environment variable overriding `[discovery] enabled` (`true`/`false`).
+pub const ENV_DISCOVERY: &str = "EBOARD_BRIDGE_DISCOVERY";
+
+/// The defaults as a commented TOML file (`eboard-bridge print-config`).
+pub const DEFAULT_CONFIG_TOML: &str = r#"# eboard-bridge configuration (TOML). Every key is optional; shown are the defaults.
+# Environment overrides: EBOARD_BRIDGE_HTTP_LISTEN, EBOARD_BRIDGE_DATA_DIR,
+# EBOARD_BRIDGE_DISCOVERY (true/false).
+
+[http]
+# Address the HTTP server (feeds for broadcasts and arbiters) listens on.
+listen = "127.0.0.1:8080"
+
+[storage]
+# The journal (every byte from every board, every event) and the games live here.
+# The service unit's StateDirectory= creates /var/lib/eboard-bridge.
+data_dir = "/var/lib/eboard-bridge"
+# Rebuild the games from the journal at start (after a crash or a restart).
+recover = true
+
+[discovery]
+# Follow every port under `dir` whose name looks like a DGT board
+# (contains "DGT" or "Digital_Game_Technology"), in addition to [[board]] ports.
+enabled = true
+dir = "/dev/serial/by-id"
+# How often to look for newly plugged boards, in milliseconds.
+rescan_ms = 2000
+
+[device]
+# Ask a quiet board for its clock this often (proves the link is alive), ms.
+probe_ms = 2000
+# A board that sends nothing for this long is declared offline and reopened, ms.
+silence_timeout_ms = 6000
+# Bus mode: poll every board for changes this often, ms.
+bus_poll_ms = 300
+
+# One [[board]] table per board (or per board behind a bus port). Examples:
+#
+# [[board]]
+# port = "/dev/serial/by-id/usb-Digital_Game_Technology_DGT_Board_01025-if00"
+# protocol = "dgt"        # "dgt" (one board on the port) or "dgt-bus"
+# number = 1              # board number in the round
+#
+# [[board]]               # bus mode: several boards behind one port,
+# port = "/dev/ttyUSB0"   # numbered by their serial number
+# protocol = "dgt-bus"
+# serial = "01025"
+# number = 2
+"#;
+
+/// Why the configuration is unusable. Every message names the key or the
+/// variable and says what to write instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "cannot read the configuration file {path}: {source}. Check the path given to --config"
+    )]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path}: {message}Run `eboard-bridge print-config` to see every valid key with its default"
+    )]
+    Parse { path: PathBuf, message: String },
+    #[error("{key}: {problem}")]
+    Invalid { key: String, problem: String },
+    #[error("environment variable {var}={value:?}: {problem}")]
+    Env {
+        var: &'static str,
+        value: String,
+        problem: String,
+    },
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub http: HttpConfig,
+    pub storage: StorageConfig,
+    pub discovery: DiscoveryConfig,
+    pub device: DeviceConfig,
+    #[serde(rename = "board")]
+    pub boards: Vec<BoardConfig>,
+}
+
+/// `[http]`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    pub listen: SocketAddr,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+        }
+    }
+}
+
+/// `[storage]`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageConfig {
+    pub data_dir: PathBuf,
+    pub recover: bool,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            data_dir: PathBuf::from("/var/lib/eboard-bridge"),
+            recover: true,
+        }
+    }
+}
+
+/// `[discovery]`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DiscoveryConfig {
+    pub enabled: bool,
+    pub dir: PathBuf,
+    pub rescan_ms: u64,
+}
+
+impl Default for DiscoveryConfig {
+    fn default() -> Self {
+        DiscoveryConfig {
+            enabled: true,
+            dir: PathBuf::from("/dev/serial/by-id"),
+            rescan_ms: 2_000,
+        }
+    }
+}
+
+/// `[device]`: link supervision timings.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeviceConfig {
+    pub probe_ms: u64,
+    pub silence_timeout_ms: u64,
+    pub bus_poll_ms: u64,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig {
+            probe_ms: 2_000,
+            silence_timeout_ms: 6_000,
+            bus_poll_ms: 300,
+        }
+    }
+}
+
+/// How a port is spoken to.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Protocol {
+    /// One DGT board on the port.
+    #[default]
+    #[serde(rename = "dgt")]
+    Dgt,
+    /// Several DGT boards on one line, in bus mode.
+    #[serde(rename = "dgt-bus")]
+    DgtBus,
+}
+
+/// `[[board]]`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct BoardConfig {
+    pub port: PathBuf,
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// Same as `protocol = "dgt-bus"`.
+    #[serde(default)]
+    pub bus: bool,
+    pub number: Option<u32>,
+    /// Five-digit serial number: names the board behind a bus port.
+    pub serial: Option<String>,
+}
+
+impl BoardConfig {
+    /// The protocol, with `bus = true` meaning bus mode.
+    pub fn effective_protocol(&self) -> Protocol {
+        if self.bus {
+            Protocol::DgtBus
+        } else {
+            self.protocol
+        }
+    }
+}
+
+/// One port the daemon follows, after merging `[[board]]` tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortPlan {
+    pub path: PathBuf,
+    pub protocol: Protocol,
+    /// Single mode: the board's number.
+    pub number: u32,
+    /// Bus mode: board number by bus address (from the configured serials).
+    pub bus_numbers: BTreeMap<u16, u32>,
+}
+
+impl Config {
+    /// Reads and checks `path`.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Config::from_toml(&text, path)
+    }
+
+    /// Parses and checks configuration text (`path` only names it in errors).
+    pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            // toml's message already says which key, where, and what was expected.
+            message: e.to_string(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Applies the `EBOARD_BRIDGE_*` variables found by `get` (normally
+    /// `std::env::var`), then checks the result again.
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        if let Some(v) = get(ENV_HTTP_LISTEN) {
+            self.http.listen = v.parse().map_err(|_| ConfigError::Env {
+                var: ENV_HTTP_LISTEN,
+                value: v.clone(),
+                problem:
+                    "not a socket address; write address:port, e.g. 127.0.0.1:8080 or [::]:8080"
+                        .into(),
+            })?;
+        }
+        if let Some(v) = get(ENV_DATA_DIR) {
+            if v.is_empty() {
+                return Err(ConfigError::Env {
+                    var: ENV_DATA_DIR,
+                    value: v,
+                    problem: "empty; give a writable directory, e.g. /var/lib/eboard-bridge".into(),
+                });
+            }
+            self.storage.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = get(ENV_DISCOVERY) {
+            self.discovery.enabled = match v.as_str() {
+                "true" | "1" | "yes" => true,
+                "false" | "0" | "no" => false,
+                _ => {
+                    return Err(ConfigError::Env {
+                        var: ENV_DISCOVERY,
+                        value: v,
+                        problem: "write true or false".into(),
+                    })
+                }
+            };
+        }
+        self.validate()
+    }
+
+    /// Checks what the types cannot: numbers, serials, timings, duplicates.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, problem: String| Err(ConfigError::Invalid { key, problem });
+        if self.storage.data_dir.as_os_str().is_empty() {
+            return invalid(
+                "storage.data_dir".into(),
+                "empty; give a writable directory, e.g. \"/var/lib/eboard-bridge\"".into(),
+            );
+        }
+        for (key, v, min) in [
+            ("discovery.rescan_ms", self.discovery.rescan_ms, 100),
+            ("device.probe_ms", self.device.probe_ms, 100),
+            (
+                "device.silence_timeout_ms",
+                self.device.silence_timeout_ms,
+                500,
+            ),
+            ("device.bus_poll_ms", self.device.bus_poll_ms, 50),
+        ] {
+            if v < min {
+                return invalid(
+                    key.into(),
+                    format!("{v} is too small; write at least {min}"),
+                );
+            }
+        }
+        if self.device.silence_timeout_ms <= self.device.probe_ms {
+            return invalid(
+                "device.silence_timeout_ms".into(),
+                format!(
+                    "must be longer than device.probe_ms ({}), or a quiet but healthy board \
+                     is declared offline between two probes; write e.g. {}",
+                    self.device.probe_ms,
+                    self.device.probe_ms * 3
+                ),
+            );
+        }
+        let mut numbers = BTreeSet::new();
+        let mut single_ports = BTreeSet::new();
+        let mut protocols: BTreeMap<&Path, Protocol> = BTreeMap::new();
+        for (i, b) in self.boards.iter().enumerate() {
+            let key = |field: &str| format!("board[{}].{field}", i + 1);
+            if b.port.as_os_str().is_empty() {
+                return invalid(key("port"), "empty; write the board's port, e.g. \"/dev/ttyACM0\" or a /dev/serial/by-id/ path".into());
+            }
+            let protocol = b.effective_protocol();
+            if let Some(&p) = protocols.get(b.port.as_path()) {
+                if p != protocol {
+                    return invalid(key("protocol"), format!("{} is used with two protocols; every [[board]] on one port must say the same", b.port.display()));
+                }
+            }
+            protocols.insert(&b.port, protocol);
+            if let Some(n) = b.number {
+                if n == 0 {
+                    return invalid(key("number"), "board numbers start at 1".into());
+                }
+                if !numbers.insert(n) {
+                    return invalid(
+                        key("number"),
+                        format!("board number {n} is given twice; each board needs its own"),
+                    );
+                }
+            }
+            if let Some(s) = &b.serial {
+                if parse_serial(s).is_none() {
+                    return invalid(key("serial"), format!("{s:?} is not a DGT serial number; write its five digits as a string, e.g. \"01025\""));
+                }
+            }
+            match protocol {
+                Protocol::Dgt => {
+                    if !single_ports.insert(&b.port) {
+                        return invalid(key("port"), format!("{} is listed twice with protocol \"dgt\"; one board per port, or use protocol = \"dgt-bus\" with a serial per board", b.port.display()));
+                    }
+                }
+                Protocol::DgtBus => {
+                    if b.serial.is_none() && b.number.is_some() {
+                        return invalid(key("serial"), "a numbered board behind a bus port needs its serial number, e.g. serial = \"01025\", to tell it from the others".into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ports given in `[[board]]` tables, boards on one port merged. Single
+    /// boards without a number get the lowest free numbers, in file order.
+    pub fn port_plans(&self) -> Vec<PortPlan> {
+        let mut used: BTreeSet<u32> = self.boards.iter().filter_map(|b| b.number).collect();
+        let mut plans: Vec<PortPlan> = Vec::new();
+        for b in &self.boards {
+            let protocol = b.effective_protocol();
+            let number = b.number.unwrap_or_else(|| next_free(&mut used));
+            if let Some(plan) = plans.iter_mut().find(|p| p.path == b.port) {
+                if let Some(addr) = b.serial.as_deref().and_then(parse_serial) {
+                    plan.bus_numbers.insert(addr, number);
+                }
+                continue;
+            }
+            let mut bus_numbers = BTreeMap::new();
+            if protocol == Protocol::DgtBus {
+                if let Some(addr) = b.serial.as_deref().and_then(parse_serial) {
+                    bus_numbers.insert(addr, number);
+                }
+            }
+            plans.push(PortPlan {
+                path: b.port.clone(),
+                protocol,
+                number,
+                bus_numbers,
+            });
+        }
+        plans
+    }
+}
+
+/// The lowest board number not yet used, marked used.
+pub fn next_free(used: &mut BTreeSet<u32>) -> u32 {
+    let mut n = 1;
+    while used.contains(&n) {
+        n += 1;
+    }
+    used.insert(n);
+    n
+}
+
+/// A DGT serial number as a bus address: the number, 14 bits (dgt.md §1.4).
+pub fn parse_serial(s: &str) -> Option<u16> {
+    if s.is_empty() || s.len() > 5 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = s.parse().ok()?;
+    Some((n & 0x3fff) as u16)
+}
+
+/// Whether a `/dev/serial/by-id/` name looks like a DGT board. DGT boards
+/// identify as "Digital Game Technology" / "DGT"; generic USB-serial bridge
+/// names are not claimed, since other devices use the same chips.
+pub fn looks_like_dgt(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("digital_game_technology")
+        || lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == "dgt")
+}
+
+/// The DGT-looking entries of `dir`, sorted. A missing directory (no USB serial
+/// device plugged at all) is an empty list, not an error.
+pub fn discover(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| looks_like_dgt(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::from_toml(text, Path::new("test.toml"))
+    }
+
+    #[test]
+    fn printed_defaults_parse_back_to_the_defaults() {
+        assert_eq!(parse(DEFAULT_CONFIG_TOML).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn the_contract_example_parses() {
+        let c = parse(
+            "[http]\nlisten = \"0.0.0.0:9000\"\n[storage]\ndata_dir = \"/srv/eb\"\n\
+             [[board]]\nport = \"/dev/ttyACM0\"\nprotocol = \"dgt\"\nnumber = 7\n",
+        )
+        .unwrap();
+        assert_eq!(c.http.listen.port(), 9000);
+        assert_eq!(c.storage.data_dir, PathBuf::from("/srv/eb"));
+        let plans = c.port_plans();
+        assert_eq!(plans.len(), 1);
+        assert_eq!(plans[0].number, 7);
+        assert_eq!(plans[0].protocol, Protocol::Dgt);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = parse("[storage]\ndatadir = \"/x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("datadir"), "{e}");
+        assert!(e.contains("data_dir"), "the valid keys are listed: {e}");
+        let e = parse("[[board]]\nport = \"/dev/x\"\nnumbr = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("numbr"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_say_what_to_write() {
+        let e = parse("[http]\nlisten = \"localhost\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("listen"), "{e}");
+        let e = parse("[[board]]\nport = \"/dev/x\"\nprotocol = \"usb\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dgt-bus"), "{e}");
+        let e = parse("[[board]]\nport = \"/dev/x\"\nnumber = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("board[1].number") && e.contains("start at 1"),
+            "{e}"
+        );
+        let e = parse(
+            "[[board]]\nport = \"/dev/x\"\nnumber = 2\n[[board]]\nport = \"/dev/y\"\nnumber = 2\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("board[2].number") && e.contains("twice"), "{e}");
+        let e = parse("[[board]]\nport = \"/dev/x\"\nbus = true\nserial = \"12a\"\nnumber = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("board[1].serial") && e.contains("01025"), "{e}");
+        let e = parse("[device]\nprobe_ms = 5000\nsilence_timeout_ms = 4000\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("device.silence_timeout_ms"), "{e}");
+    }
+
+    #[test]
+    fn environment_overrides_win_and_bad_values_are_named() {
+        let mut c = Config::default();
+        c.apply_env(|k| match k {
+            ENV_HTTP_LISTEN => Some("0.0.0.0:81".into()),
+            ENV_DATA_DIR => Some("/tmp/eb".into()),
+            ENV_DISCOVERY => Some("false".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.http.listen.port(), 81);
+        assert_eq!(c.storage.data_dir, PathBuf::from("/tmp/eb"));
+        assert!(!c.discovery.enabled);
+        let e = Config::default()
+            .apply_env(|k| (k == ENV_HTTP_LISTEN).then(|| "nowhere".to_string()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(ENV_HTTP_LISTEN) && e.contains("127.0.0.1:8080"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bus_boards_are_numbered_by_serial_and_singles_fill_gaps() {
+        let c = parse(
+            "[[board]]\nport = \"/dev/bus\"\nprotocol = \"dgt-bus\"\nserial = \"01025\"\nnumber = 3\n\
+             [[board]]\nport = \"/dev/bus\"\nbus = true\nserial = \"01026\"\nnumber = 4\n\
+             [[board]]\nport = \"/dev/single\"\n",
+        )
+        .unwrap();
+        let plans = c.port_plans();
+        assert_eq!(plans.len(), 2);
+        assert_eq!(plans[0].protocol, Protocol::DgtBus);
+        assert_eq!(
+            plans[0].bus_numbers,
+            BTreeMap::from([(1025u16, 3u32), (1026, 4)])
+        );
+        assert_eq!(plans[1].number, 1, "the lowest free number");
+    }
+
+    #[test]
+    fn dgt_names_are_recognised_and_generic_bridges_are_not() {
+        assert!(looks_like_dgt(
+            "usb-Digital_Game_Technology_DGT_Board_01025-if00"
+        ));
+        assert!(looks_like_dgt("usb-DGT_e-Board-if00"));
+        assert!(!looks_like_dgt(
+            "usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0"
+        ));
+        assert!(!looks_like_dgt("usb-Silicon_Labs_CP2102_0001-if00-port0"));
+        assert!(!looks_like_dgt("usb-DGTX_thing"));
+    }
+}

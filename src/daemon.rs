@@ -1,0 +1,587 @@
+//! `eboard-bridge run`: the daemon.
+//!
+//! One supervisor task per port (see [`crate::device::supervise`]) moves bytes;
+//! everything else happens in one loop that owns the sessions and the journal,
+//! so the order "chunk journaled → events derived → events journaled → events
+//! published" holds without locks. The loop also ticks the trackers, fsyncs the
+//! journal in batches, looks for newly plugged boards and pings the systemd
+//! watchdog — from the loop itself, so a stalled loop trips the watchdog.
+//!
+//! At start each port's earlier captures are replayed through a fresh session
+//! (see [`crate::journal`]), which rebuilds the hub; the live port then continues
+//! that same session. A board that comes back (after a crash, an unplug, or a
+//! restart) sends a fresh dump of a position the tracker already knows, which
+//! produces nothing new: no move is lost or published twice.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use eboard_protocols::dgt::Mode;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tracing::{error, info, warn};
+
+use crate::capture::{Chunk, PortMode};
+use crate::config::{discover, next_free, Config, PortPlan, Protocol};
+use crate::device::{supervise, LinkEvent, LinkTimings};
+use crate::events::{GameEvent, Stamped, TrackerEvent};
+use crate::hub::Hub;
+use crate::journal::{port_key, run_offsets, Journal, JournalError};
+use crate::session::DgtSession;
+use crate::tracker::TrackerConfig;
+
+/// How often the loop ticks the trackers, syncs the journal and pings the watchdog.
+const LOOP_TICK: Duration = Duration::from_millis(100);
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// One port being followed.
+struct Port {
+    path: PathBuf,
+    key: String,
+    bus: bool,
+    /// Single mode: the board's number.
+    number: u32,
+    /// Bus mode: numbers by address, from the configuration.
+    bus_numbers: BTreeMap<u16, u32>,
+    session: DgtSession,
+    /// The supervisor, and the task forwarding its reports to the loop.
+    tasks: [JoinHandle<()>; 2],
+    /// Session time of this run's chunk time 0 (after the recovered runs).
+    base_ms: u64,
+    /// Latest session time fed, so time never goes back for the trackers.
+    last_t: u64,
+    /// Why the link last went down: an absent board fails the same way every
+    /// few seconds, which is logged once, not every time.
+    last_down: Option<String>,
+}
+
+impl Port {
+    fn mode(&self) -> PortMode {
+        if self.bus {
+            PortMode::Bus
+        } else {
+            PortMode::Single
+        }
+    }
+
+    /// The board numbers on this port (bus: those heard from or configured).
+    fn numbers(&self) -> Vec<u32> {
+        if self.bus {
+            let mut n: BTreeSet<u32> = self.bus_numbers.values().copied().collect();
+            n.extend(self.session.bus_boards().map(|(_, number, _)| number));
+            n.into_iter().collect()
+        } else {
+            vec![self.number]
+        }
+    }
+
+    fn bus_number(&self, address: u16) -> u32 {
+        self.bus_numbers
+            .get(&address)
+            .copied()
+            .unwrap_or(u32::from(address))
+    }
+}
+
+/// The daemon's loop state.
+struct Daemon {
+    config: Config,
+    hub: Arc<Hub>,
+    journal: Journal,
+    ports: Vec<Port>,
+    epoch: Instant,
+    tx: mpsc::Sender<(usize, LinkEvent)>,
+    used_numbers: BTreeSet<u32>,
+    events: Vec<Stamped>,
+}
+
+/// Runs the daemon until `stop` completes, then flushes the journal. `ready` is
+/// called once every configured port has a supervisor (boards may still be
+/// absent: that is a normal state, reported per board).
+pub async fn run(
+    config: Config,
+    hub: Arc<Hub>,
+    stop: impl Future<Output = ()>,
+    ready: impl FnOnce(),
+) -> Result<(), DaemonError> {
+    let journal = Journal::open(&config.storage.data_dir)?;
+    let (tx, mut rx) = mpsc::channel::<(usize, LinkEvent)>(1024);
+    let used_numbers = config.boards.iter().filter_map(|b| b.number).collect();
+    let mut d = Daemon {
+        hub,
+        journal,
+        ports: Vec::new(),
+        epoch: Instant::now(),
+        tx,
+        used_numbers,
+        events: Vec::new(),
+        config,
+    };
+    info!(
+        data_dir = %d.config.storage.data_dir.display(),
+        "journal opened; run {}",
+        d.journal.run_unix_ms()
+    );
+    d.hub.set_date(crate::pgn::GameInfo::date_from_rfc3339(
+        &crate::journal::rfc3339(d.journal.run_unix_ms()),
+    ));
+    for plan in d.config.port_plans() {
+        d.add_port(plan)?;
+    }
+    d.rescan()?;
+    ready();
+    let watchdog = watchdog_interval();
+    let mut last_watchdog = Instant::now();
+    let mut last_rescan = Instant::now();
+    let mut last_status = String::new();
+    let mut tick = tokio::time::interval(LOOP_TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            msg = rx.recv() => {
+                // The loop holds a sender itself, so the channel never closes here.
+                let Some((index, event)) = msg else { break };
+                d.link_event(index, event);
+            }
+            _ = tick.tick() => {
+                d.tick();
+                if let Err(e) = d.journal.sync_if_due() {
+                    error!("{e}");
+                }
+                if d.config.discovery.enabled
+                    && last_rescan.elapsed() >= Duration::from_millis(d.config.discovery.rescan_ms)
+                {
+                    last_rescan = Instant::now();
+                    if let Err(e) = d.rescan() {
+                        error!("{e}");
+                    }
+                }
+                if let Some(every) = watchdog {
+                    if last_watchdog.elapsed() >= every {
+                        last_watchdog = Instant::now();
+                        let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Watchdog]);
+                    }
+                }
+                let (boards, online, games) = d.hub.counts();
+                let status = format!("{boards} boards, {online} online, {games} games in progress");
+                if status != last_status {
+                    let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Status(&status)]);
+                    last_status = status;
+                }
+            }
+            () = &mut stop => break,
+        }
+    }
+    info!("stopping: flushing the journal");
+    // Closing the ports now: a supervisor would otherwise notice only at its
+    // next read timeout or backoff.
+    for task in d.ports.iter().flat_map(|p| &p.tasks) {
+        task.abort();
+    }
+    // Take what is already queued: it was read from the boards, so it belongs
+    // in the journal.
+    while let Ok((index, event)) = rx.try_recv() {
+        d.link_event(index, event);
+    }
+    d.journal.sync()?;
+    Ok(())
+}
+
+/// Half the watchdog interval systemd asked for, if it asked.
+fn watchdog_interval() -> Option<Duration> {
+    let mut usec = 0u64;
+    sd_notify::watchdog_enabled(false, &mut usec).then(|| Duration::from_micros(usec / 2))
+}
+
+impl Daemon {
+    /// Starts following `plan`'s port: rebuilds its boards from the journal,
+    /// then spawns its supervisor.
+    fn add_port(&mut self, plan: PortPlan) -> Result<(), DaemonError> {
+        let key = port_key(&plan.path);
+        let bus = plan.protocol == Protocol::DgtBus;
+        let mut session = DgtSession::new(
+            plan.number,
+            if bus { Mode::Bus } else { Mode::Single },
+            TrackerConfig::default(),
+        );
+        for (&address, &number) in &plan.bus_numbers {
+            session.set_bus_board_number(address, number);
+        }
+        let index = self.ports.len();
+        let (link_tx, mut link_rx) = mpsc::channel::<LinkEvent>(256);
+        let forward = self.tx.clone();
+        let path = plan.path.clone();
+        let timings = LinkTimings {
+            probe: Duration::from_millis(self.config.device.probe_ms),
+            silence: Duration::from_millis(self.config.device.silence_timeout_ms),
+            bus_poll: Duration::from_millis(self.config.device.bus_poll_ms),
+        };
+        let epoch = self.epoch;
+        let supervisor = tokio::spawn(supervise(path, bus, epoch, timings, link_tx));
+        let forwarder = tokio::spawn(async move {
+            while let Some(e) = link_rx.recv().await {
+                if forward.send((index, e)).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut port = Port {
+            path: plan.path,
+            key,
+            bus,
+            number: plan.number,
+            bus_numbers: plan.bus_numbers,
+            session,
+            tasks: [supervisor, forwarder],
+            base_ms: 0,
+            last_t: 0,
+            last_down: None,
+        };
+        self.recover(&mut port)?;
+        for n in port.numbers() {
+            self.hub.register(n, &port.path.display().to_string());
+        }
+        info!(
+            port = %port.path.display(),
+            "following {} ({})",
+            if port.bus { "a DGT bus".to_string() } else { format!("board {}", port.number) },
+            port.key
+        );
+        self.ports.push(port);
+        Ok(())
+    }
+
+    /// Replays the port's earlier captures through its session into the hub
+    /// (nothing published: subscribers saw those events when they happened),
+    /// and places this run after them on the session's time line.
+    fn recover(&mut self, port: &mut Port) -> Result<(), DaemonError> {
+        if !self.config.storage.recover {
+            return Ok(());
+        }
+        let runs = self.journal.recorded_runs(&port.key)?;
+        let (offsets, live) = run_offsets(&runs, self.journal.run_unix_ms());
+        let mut events = Vec::new();
+        let mut chunks = 0usize;
+        for (run, off) in runs.iter().zip(offsets) {
+            if run.torn_tail {
+                warn!(file = %run.file.display(), "the last line was cut by a crash; ignored");
+            }
+            // The live run ticked its trackers every LOOP_TICK, and some events
+            // (a hold expiring) came from those ticks, not from a chunk. Ticking
+            // at the same pace, and up to the last event that run logged, makes
+            // the rebuilt state include them, so they are not published again
+            // when the board comes back. Never beyond: a move that run had not
+            // verified is not verified here either.
+            let step = LOOP_TICK.as_millis() as u64;
+            let mut next_tick = off + run.chunks.first().map_or(0, |c| c.t_ms) + step;
+            for c in &run.chunks {
+                let t = off + c.t_ms;
+                while next_tick <= t {
+                    port.session.tick(next_tick, &mut events);
+                    next_tick += step;
+                }
+                let chunk = Chunk {
+                    t_ms: t,
+                    dir: c.dir,
+                    bytes: c.bytes.clone(),
+                };
+                port.session.feed(&chunk, &mut events);
+                chunks += 1;
+            }
+            let last_chunk = off + run.chunks.last().map_or(0, |c| c.t_ms);
+            let last_logged = port
+                .numbers()
+                .into_iter()
+                .filter_map(|n| self.journal.last_event_t(n, run.started_unix_ms))
+                .max();
+            if let Some(end) = last_logged.filter(|&end| end > last_chunk) {
+                while next_tick < end {
+                    port.session.tick(next_tick, &mut events);
+                    next_tick += step;
+                }
+                port.session.tick(end, &mut events);
+            }
+        }
+        port.base_ms = live;
+        port.last_t = live;
+        // The last pictures seen, until the boards send fresh ones.
+        if port.session.board_info().has_picture {
+            self.hub.set_picture(port.number, port.session.picture());
+        }
+        for (a, n, info) in port.session.bus_boards() {
+            if let (true, Some(p)) = (info.has_picture, port.session.bus_picture(a)) {
+                self.hub.set_picture(n, p);
+            }
+        }
+        let mut boards = BTreeSet::new();
+        for e in &events {
+            self.hub.apply(e, false);
+            boards.insert(e.board);
+        }
+        for b in boards {
+            self.write_games(b);
+            let note = serde_json::json!({
+                "type": "daemon_start",
+                "run": self.journal.run_unix_ms(),
+                "recovered_chunks": chunks,
+                "verified_plies": self.hub.verified_plies(b),
+            });
+            if let Err(e) = self.journal.record_note(b, note) {
+                error!("{e}");
+            }
+            info!(
+                board = b,
+                "rebuilt from the journal: {} verified plies",
+                self.hub.verified_plies(b)
+            );
+        }
+        Ok(())
+    }
+
+    /// Adds DGT-looking ports that appeared under the discovery directory.
+    fn rescan(&mut self) -> Result<(), DaemonError> {
+        if !self.config.discovery.enabled {
+            return Ok(());
+        }
+        let followed: BTreeSet<PathBuf> = self
+            .ports
+            .iter()
+            .flat_map(|p| [p.path.clone(), canonical(&p.path)])
+            .collect();
+        for path in discover(&self.config.discovery.dir) {
+            if followed.contains(&path) || followed.contains(&canonical(&path)) {
+                continue;
+            }
+            let number = next_free(&mut self.used_numbers);
+            info!(port = %path.display(), "found a DGT board; numbering it {number}");
+            self.add_port(PortPlan {
+                path,
+                protocol: Protocol::Dgt,
+                number,
+                bus_numbers: BTreeMap::new(),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn link_event(&mut self, index: usize, event: LinkEvent) {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        let Some(port) = self.ports.get_mut(index) else {
+            return;
+        };
+        match event {
+            LinkEvent::Chunk(chunk) => {
+                if let Err(e) = self.journal.record_chunk(
+                    &port.key,
+                    &port.path,
+                    (!port.bus).then_some(port.number),
+                    port.mode(),
+                    &chunk,
+                ) {
+                    error!("{e}");
+                }
+                let t = (port.base_ms + chunk.t_ms).max(port.last_t);
+                port.last_t = t;
+                let fed = Chunk { t_ms: t, ..chunk };
+                port.session.feed(&fed, &mut self.events);
+                if port.bus {
+                    let pictures: Vec<(u32, eboard_protocols::Picture)> = port
+                        .session
+                        .bus_boards()
+                        .filter(|(_, _, info)| info.has_picture)
+                        .filter_map(|(a, n, _)| port.session.bus_picture(a).map(|p| (n, p.clone())))
+                        .collect();
+                    for (n, p) in pictures {
+                        self.hub.set_picture(n, &p);
+                    }
+                } else if port.session.board_info().has_picture {
+                    self.hub.set_picture(port.number, port.session.picture());
+                }
+                let key = port.key.clone();
+                self.publish(Some(&key));
+            }
+            LinkEvent::Up => {
+                port.last_down = None;
+                info!(port = %port.path.display(), "board answers; resynchronising from its dump");
+                if !port.bus {
+                    let number = port.number;
+                    self.online(number, true, now, "");
+                }
+            }
+            LinkEvent::Down(reason) => {
+                if port.last_down.as_ref() != Some(&reason) {
+                    warn!(port = %port.path.display(), "{reason}");
+                    port.last_down = Some(reason.clone());
+                } else {
+                    tracing::debug!(port = %port.path.display(), "{reason}");
+                }
+                for n in port.numbers() {
+                    self.online(n, false, now, &reason);
+                }
+            }
+            LinkEvent::BusBoard { address, present } => {
+                let number = port.bus_number(address);
+                let path = port.path.display().to_string();
+                self.hub.register(number, &path);
+                let reason = if present {
+                    String::new()
+                } else {
+                    format!("bus board {address} stopped answering polls")
+                };
+                self.online(number, present, now, &reason);
+            }
+        }
+    }
+
+    fn online(&mut self, number: u32, online: bool, t_ms: u64, reason: &str) {
+        if let Some(e) = self.hub.set_online(number, online, t_ms, reason) {
+            let mut note = serde_json::to_value(&e.notice).unwrap_or_default();
+            if let serde_json::Value::Object(map) = &mut note {
+                map.insert("board".into(), number.into());
+                map.insert("seq".into(), e.seq.into());
+                map.insert("run".into(), self.journal.run_unix_ms().into());
+            }
+            if let Err(e) = self.journal.record_note(number, note) {
+                error!("{e}");
+            }
+        }
+    }
+
+    /// Journals and publishes the events in `self.events`. The chunks that
+    /// caused them reach the OS first (see the module docs of `journal`).
+    fn publish(&mut self, key: Option<&str>) {
+        if self.events.is_empty() {
+            return;
+        }
+        if let Some(key) = key {
+            if let Err(e) = self.journal.flush_port(key) {
+                error!("{e}");
+            }
+        }
+        let mut durable = false;
+        let mut games = BTreeSet::new();
+        for stamped in std::mem::take(&mut self.events) {
+            let seq = self.hub.apply(&stamped, true);
+            match self.journal.record_event(&stamped, seq) {
+                Ok(d) => durable |= d,
+                Err(e) => error!("{e}"),
+            }
+            match &stamped.event {
+                TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
+                    info!(board = stamped.board, ply = m.ply, "{}", m.san);
+                    games.insert(stamped.board);
+                }
+                TrackerEvent::Game(
+                    GameEvent::Result { .. }
+                    | GameEvent::Retraction { .. }
+                    | GameEvent::GameStart { .. },
+                ) => {
+                    games.insert(stamped.board);
+                }
+                TrackerEvent::Alert(a) => {
+                    warn!(board = stamped.board, article = %a.article, kind = %a.kind, "{}", a.message);
+                }
+                TrackerEvent::Game(_) => {}
+            }
+        }
+        if durable {
+            if let Err(e) = self.journal.sync() {
+                error!("{e}");
+            }
+        }
+        for b in games {
+            self.write_games(b);
+        }
+    }
+
+    fn write_games(&self, board: u32) {
+        if let Err(e) = self.journal.write_games(board, &self.hub.games(board)) {
+            error!("{e}");
+        }
+    }
+
+    /// Time passes: trackers' hold timers run.
+    fn tick(&mut self) {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        for i in 0..self.ports.len() {
+            let port = &mut self.ports[i];
+            let t = (port.base_ms + now).max(port.last_t);
+            port.last_t = t;
+            port.session.tick(t, &mut self.events);
+            if !self.events.is_empty() {
+                let key = self.ports[i].key.clone();
+                self.publish(Some(&key));
+            }
+        }
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// Entry point of `eboard-bridge run`: configuration, logging, runtime,
+/// signals, systemd notifications.
+pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let mut config = match config_path {
+        Some(p) => Config::from_file(p)?,
+        None => Config::default(),
+    };
+    config.apply_env(|k| std::env::var(k).ok())?;
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let hub = Arc::new(Hub::new());
+    runtime.block_on(async move {
+        let stop = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut term) => tokio::select! {
+                    _ = term.recv() => info!("SIGTERM"),
+                    _ = tokio::signal::ctrl_c() => info!("interrupted"),
+                },
+                Err(e) => {
+                    error!("cannot listen for SIGTERM ({e}); stop with Ctrl-C");
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+            let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Stopping]);
+        };
+        let ready = || {
+            info!("running");
+            let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
+        };
+        run(config, hub, stop, ready).await
+    })?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Logs for journald when run by systemd (no timestamps or colours: journald
+/// adds its own), human logs on a terminal. `RUST_LOG` filters (default `info`).
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let under_journald = std::env::var_os("JOURNAL_STREAM").is_some();
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    let _ = if under_journald {
+        builder.without_time().with_ansi(false).try_init()
+    } else {
+        builder.try_init()
+    };
+}

@@ -1,0 +1,468 @@
+//! The hub: the daemon's in-memory state, read by publishers and the HTTP side.
+//!
+//! Per board number it keeps whether the board is online, its last sensor
+//! picture, the game record so far, the last clock and the open arbiter notices,
+//! and it fans events out on two broadcast channels, each with its own strictly
+//! increasing sequence number (for SSE `Last-Event-ID` resumption):
+//!
+//! * the **public** channel carries [`GameEvent`]s only;
+//! * the **arbiter** channel carries [`ArbiterEvent`]s: alerts and device notices.
+//!
+//! Article 12.6 is kept by type, as in `events.rs`: [`PublicBoard`] and
+//! [`PublicEvent`] have no field that could hold an [`Alert`], and the only way
+//! to see alerts is [`Hub::arbiter_snapshot`] / [`Hub::subscribe_arbiter`].
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use eboard_protocols::Picture;
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::events::{Alert, ColorName, GameEvent, Millis, Stamped, TrackerEvent};
+use crate::pgn::{GameInfo, GameRecord, GameRecorder};
+
+/// How many events a slow subscriber may fall behind before it misses some
+/// (it then resumes from a snapshot).
+pub const CHANNEL_CAPACITY: usize = 4096;
+
+/// The last clock reading, as the tracker mapped it to colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ClockState {
+    pub white_ms: u64,
+    pub black_ms: u64,
+    pub running: Option<ColorName>,
+}
+
+/// A public event with its place in the public stream.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PublicEvent {
+    pub seq: u64,
+    pub board: u32,
+    pub t_ms: Millis,
+    pub event: GameEvent,
+}
+
+/// What only arbiters see.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ArbiterNotice {
+    /// An alert from the tracker (Article 12.6: never public).
+    Alert(Alert),
+    /// The board stopped answering (unplugged, cable, power): its moves are not
+    /// being followed until it is back.
+    BoardOffline { port: String, reason: String },
+    /// The board answers again; its position is resynchronised from a fresh dump.
+    BoardOnline { port: String },
+}
+
+/// An arbiter notice with its place in the arbiter stream.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ArbiterEvent {
+    pub seq: u64,
+    pub board: u32,
+    pub t_ms: Millis,
+    pub notice: ArbiterNotice,
+}
+
+/// A board as the public may see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PublicBoard {
+    pub number: u32,
+    pub online: bool,
+    pub picture: Option<Picture>,
+    /// The game in progress (or the last one), moves as published.
+    pub game: Option<GameRecord>,
+    /// Games a later game start closed, oldest first.
+    pub finished: Vec<GameRecord>,
+    pub clock: Option<ClockState>,
+}
+
+/// A board as arbiters see it: the public view plus what is open for them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArbiterBoard {
+    pub public: PublicBoard,
+    pub port: Option<String>,
+    /// Notices not yet resolved: alerts until acknowledged, "offline" until the
+    /// board is back.
+    pub open: Vec<ArbiterEvent>,
+}
+
+#[derive(Debug)]
+struct BoardSlot {
+    number: u32,
+    port: Option<String>,
+    online: bool,
+    picture: Option<Picture>,
+    recorder: GameRecorder,
+    finished: Vec<GameRecord>,
+    clock: Option<ClockState>,
+    open: Vec<ArbiterEvent>,
+}
+
+impl BoardSlot {
+    fn new(number: u32, date: Option<String>) -> BoardSlot {
+        BoardSlot {
+            number,
+            port: None,
+            online: false,
+            picture: None,
+            recorder: GameRecorder::new(GameInfo {
+                board: Some(number),
+                date,
+                ..GameInfo::default()
+            }),
+            finished: Vec::new(),
+            clock: None,
+            open: Vec::new(),
+        }
+    }
+
+    fn public(&self) -> PublicBoard {
+        PublicBoard {
+            number: self.number,
+            online: self.online,
+            picture: self.picture.clone(),
+            game: self
+                .recorder
+                .current()
+                .cloned()
+                .or_else(|| self.finished.last().cloned()),
+            finished: self.finished.clone(),
+            clock: self.clock,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    boards: BTreeMap<u32, BoardSlot>,
+    public_seq: u64,
+    arbiter_seq: u64,
+    /// PGN date of games of boards registered from now on.
+    date: Option<String>,
+}
+
+impl State {
+    fn slot(&mut self, number: u32) -> &mut BoardSlot {
+        let date = &self.date;
+        self.boards
+            .entry(number)
+            .or_insert_with(|| BoardSlot::new(number, date.clone()))
+    }
+}
+
+/// The shared state. Cheap to read; every write takes one short lock.
+#[derive(Debug)]
+pub struct Hub {
+    state: Mutex<State>,
+    public_tx: broadcast::Sender<PublicEvent>,
+    arbiter_tx: broadcast::Sender<ArbiterEvent>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub::new()
+    }
+}
+
+impl Hub {
+    pub fn new() -> Hub {
+        Hub {
+            state: Mutex::new(State::default()),
+            public_tx: broadcast::channel(CHANNEL_CAPACITY).0,
+            arbiter_tx: broadcast::channel(CHANNEL_CAPACITY).0,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data, still consistent
+        // per field; keep serving rather than poison every reader.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Public events from now on.
+    pub fn subscribe_public(&self) -> broadcast::Receiver<PublicEvent> {
+        self.public_tx.subscribe()
+    }
+
+    /// Arbiter events from now on.
+    pub fn subscribe_arbiter(&self) -> broadcast::Receiver<ArbiterEvent> {
+        self.arbiter_tx.subscribe()
+    }
+
+    /// The PGN `Date` (`2026.11.22`) of the games of boards first heard of from now on.
+    pub fn set_date(&self, date: Option<String>) {
+        self.lock().date = date;
+    }
+
+    /// Makes board `number` known (listed even before it says anything).
+    pub fn register(&self, number: u32, port: &str) {
+        let mut s = self.lock();
+        s.slot(number).port = Some(port.to_owned());
+    }
+
+    /// Takes one tracker event. With `publish = false` (rebuilding from the
+    /// journal) the state changes but nothing is broadcast and no sequence
+    /// number is used: subscribers saw those events in the previous run.
+    /// Returns the event's sequence number in its stream, when published.
+    pub fn apply(&self, stamped: &Stamped, publish: bool) -> Option<u64> {
+        let mut s = self.lock();
+        match &stamped.event {
+            TrackerEvent::Game(event) => {
+                let slot = s.slot(stamped.board);
+                if let GameEvent::Clock {
+                    white_ms,
+                    black_ms,
+                    running,
+                } = event
+                {
+                    slot.clock = Some(ClockState {
+                        white_ms: *white_ms,
+                        black_ms: *black_ms,
+                        running: *running,
+                    });
+                }
+                // A record error means the tracker and the recorder disagree;
+                // the event still goes out, the record keeps what it could.
+                let _ = slot.recorder.push(event);
+                let done = slot.recorder.take_finished();
+                slot.finished.extend(done);
+                if publish {
+                    s.public_seq += 1;
+                    let e = PublicEvent {
+                        seq: s.public_seq,
+                        board: stamped.board,
+                        t_ms: stamped.t_ms,
+                        event: event.clone(),
+                    };
+                    let _ = self.public_tx.send(e);
+                    return Some(s.public_seq);
+                }
+                None
+            }
+            TrackerEvent::Alert(alert) => {
+                s.arbiter_seq += 1;
+                let e = ArbiterEvent {
+                    seq: s.arbiter_seq,
+                    board: stamped.board,
+                    t_ms: stamped.t_ms,
+                    notice: ArbiterNotice::Alert(alert.clone()),
+                };
+                s.slot(stamped.board).open.push(e.clone());
+                if publish {
+                    let _ = self.arbiter_tx.send(e);
+                }
+                Some(s.arbiter_seq)
+            }
+        }
+    }
+
+    /// Board `number`'s games: finished ones, then the one in progress.
+    pub fn games(&self, number: u32) -> Vec<GameRecord> {
+        let s = self.lock();
+        let Some(b) = s.boards.get(&number) else {
+            return Vec::new();
+        };
+        let mut games = b.finished.clone();
+        games.extend(b.recorder.current().filter(|g| g.is_started()).cloned());
+        games
+    }
+
+    /// The board's latest sensor picture.
+    pub fn set_picture(&self, number: u32, picture: &Picture) {
+        let mut s = self.lock();
+        let slot = s.slot(number);
+        if slot.picture.as_ref() != Some(picture) {
+            slot.picture = Some(picture.clone());
+        }
+    }
+
+    /// The board went offline or came back; an offline notice stays open until
+    /// the board is back. Returns the notice sent, if the state changed.
+    pub fn set_online(
+        &self,
+        number: u32,
+        online: bool,
+        t_ms: Millis,
+        reason: &str,
+    ) -> Option<ArbiterEvent> {
+        let mut s = self.lock();
+        let slot = s.slot(number);
+        if slot.online == online {
+            return None;
+        }
+        slot.online = online;
+        let port = slot.port.clone().unwrap_or_default();
+        let notice = if online {
+            slot.open
+                .retain(|e| !matches!(e.notice, ArbiterNotice::BoardOffline { .. }));
+            ArbiterNotice::BoardOnline { port }
+        } else {
+            ArbiterNotice::BoardOffline {
+                port,
+                reason: reason.to_owned(),
+            }
+        };
+        s.arbiter_seq += 1;
+        let e = ArbiterEvent {
+            seq: s.arbiter_seq,
+            board: number,
+            t_ms,
+            notice,
+        };
+        if !online {
+            s.slot(number).open.push(e.clone());
+        }
+        let _ = self.arbiter_tx.send(e.clone());
+        Some(e)
+    }
+
+    /// An arbiter dealt with notice `seq` of board `number`; returns whether it was open.
+    pub fn acknowledge(&self, number: u32, seq: u64) -> bool {
+        let mut s = self.lock();
+        let slot = s.slot(number);
+        let before = slot.open.len();
+        slot.open.retain(|e| e.seq != seq);
+        slot.open.len() != before
+    }
+
+    /// Every board, public view.
+    pub fn public_snapshot(&self) -> Vec<PublicBoard> {
+        self.lock().boards.values().map(BoardSlot::public).collect()
+    }
+
+    /// One board, public view.
+    pub fn public_board(&self, number: u32) -> Option<PublicBoard> {
+        self.lock().boards.get(&number).map(BoardSlot::public)
+    }
+
+    /// Every board, arbiter view.
+    pub fn arbiter_snapshot(&self) -> Vec<ArbiterBoard> {
+        self.lock()
+            .boards
+            .values()
+            .map(|b| ArbiterBoard {
+                public: b.public(),
+                port: b.port.clone(),
+                open: b.open.clone(),
+            })
+            .collect()
+    }
+
+    /// Verified plies of the board's current game (records hold verified moves only).
+    pub fn verified_plies(&self, number: u32) -> usize {
+        self.lock()
+            .boards
+            .get(&number)
+            .and_then(|b| b.recorder.current())
+            .map_or(0, |g| g.moves.len())
+    }
+
+    /// Board count, online boards, games in progress: for the service status line.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let s = self.lock();
+        let online = s.boards.values().filter(|b| b.online).count();
+        let games = s
+            .boards
+            .values()
+            .filter(|b| {
+                b.recorder
+                    .current()
+                    .is_some_and(|g| !g.moves.is_empty() && g.result.is_none())
+            })
+            .count();
+        (s.boards.len(), online, games)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{MoveEvent, Severity};
+
+    fn stamped(board: u32, event: TrackerEvent) -> Stamped {
+        Stamped {
+            board,
+            ply: 0,
+            t_ms: 10,
+            event,
+        }
+    }
+
+    fn start() -> TrackerEvent {
+        TrackerEvent::Game(GameEvent::GameStart {
+            fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+            chess960: Some(518),
+            rotated: false,
+        })
+    }
+
+    fn e4(verified: bool) -> TrackerEvent {
+        TrackerEvent::Game(GameEvent::Move(MoveEvent {
+            ply: 1,
+            san: "e4".into(),
+            uci: "e2e4".into(),
+            fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into(),
+            verified,
+            clock_ms: None,
+            emt_ms: None,
+            reconstructed: false,
+        }))
+    }
+
+    #[test]
+    fn public_stream_is_numbered_and_alerts_stay_apart() {
+        let hub = Hub::new();
+        let mut public = hub.subscribe_public();
+        let mut arbiter = hub.subscribe_arbiter();
+        hub.apply(&stamped(1, start()), true);
+        hub.apply(&stamped(1, e4(true)), true);
+        let alert = Alert {
+            kind: "displaced_pieces".into(),
+            article: "7.4".into(),
+            severity: Severity::Warning,
+            squares: vec!["e4".into()],
+            message: "a piece stands between squares".into(),
+        };
+        hub.apply(&stamped(1, TrackerEvent::Alert(alert.clone())), true);
+        assert_eq!(public.try_recv().unwrap().seq, 1);
+        assert_eq!(public.try_recv().unwrap().seq, 2);
+        assert!(public.try_recv().is_err(), "the alert is not public");
+        let a = arbiter.try_recv().unwrap();
+        assert_eq!(a.notice, ArbiterNotice::Alert(alert));
+        assert_eq!(hub.verified_plies(1), 1);
+        let arb = hub.arbiter_snapshot();
+        assert_eq!(arb[0].open.len(), 1);
+        assert!(hub.acknowledge(1, a.seq));
+        assert!(hub.arbiter_snapshot()[0].open.is_empty());
+    }
+
+    #[test]
+    fn rebuilding_changes_state_without_broadcasting() {
+        let hub = Hub::new();
+        let mut public = hub.subscribe_public();
+        hub.apply(&stamped(2, start()), false);
+        hub.apply(&stamped(2, e4(true)), false);
+        assert!(public.try_recv().is_err());
+        assert_eq!(hub.verified_plies(2), 1);
+        hub.apply(&stamped(2, e4(true)), true);
+        assert_eq!(public.try_recv().unwrap().seq, 1, "numbering starts at 1");
+    }
+
+    #[test]
+    fn offline_stays_open_until_the_board_is_back() {
+        let hub = Hub::new();
+        hub.register(3, "/dev/x");
+        assert!(hub.set_online(3, true, 0, "").is_some());
+        assert!(
+            hub.set_online(3, true, 1, "").is_none(),
+            "no change, no notice"
+        );
+        hub.set_online(3, false, 2, "end of file").unwrap();
+        assert_eq!(hub.arbiter_snapshot()[0].open.len(), 1);
+        assert!(!hub.public_board(3).unwrap().online);
+        hub.set_online(3, true, 3, "").unwrap();
+        assert!(hub.arbiter_snapshot()[0].open.is_empty());
+    }
+}

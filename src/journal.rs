@@ -1,0 +1,546 @@
+//! The journal: every byte every board sent or was sent, and every event, on
+//! disk before anyone else hears of it, so a crash loses nothing the daemon
+//! published. Layout and policy are documented in `docs/journal.md`:
+//!
+//! ```text
+//! <data_dir>/journal/captures/<port key>/<run>.jsonl   one capture per port per run
+//! <data_dir>/journal/events/board-<N>.jsonl            every event of board N, appended
+//! <data_dir>/games/board-<N>.pgn                       board N's games, rewritten atomically
+//! ```
+//!
+//! The captures are the source of truth: on start the daemon replays a port's
+//! captures, oldest run first, through a fresh session, which rebuilds games,
+//! plies, clocks and open alerts exactly as the tracker saw them, and then
+//! continues that same session with the live port. The event log is the audit
+//! trail of what was published; it is never replayed.
+//!
+//! Ordering is what makes "nothing lost, nothing duplicated" hold across
+//! `kill -9`: a chunk that caused events reaches the operating system (write,
+//! not yet fsync) before any of those events is logged or published. So every
+//! published event is re-derived on recovery, and recovery publishes nothing.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::capture::{CaptureHeader, CaptureReader, CaptureWriter, Chunk, PortMode};
+use crate::events::{GameEvent, Stamped, TrackerEvent};
+use crate::pgn::GameRecord;
+
+/// Captures and event logs are fsynced at least this often when written to.
+pub const SYNC_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Why the journal cannot be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("cannot create {path}: {source}. Check that data_dir exists or can be created and is writable by the daemon's user")]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}. The disk may be full or read-only; free space or fix data_dir")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read the journal {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn unix_ms_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// RFC 3339 UTC time of `unix_ms` (`2026-11-22T14:05:00.123Z`).
+pub fn rfc3339(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        unix_ms % 1000
+    )
+}
+
+/// The directory name of a port's captures: its path with `/` turned into `_`
+/// and anything unusual into `-`, so `/dev/serial/by-id/usb-DGT_x-if00` is
+/// `dev_serial_by-id_usb-DGT_x-if00`.
+pub fn port_key(path: &Path) -> String {
+    path.to_string_lossy()
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| match c {
+            '/' => '_',
+            c if c.is_ascii_alphanumeric() || "._-".contains(c) => c,
+            _ => '-',
+        })
+        .collect()
+}
+
+/// One earlier run's traffic on a port, read back.
+#[derive(Debug)]
+pub struct RecordedRun {
+    pub file: PathBuf,
+    /// When the run started (header field `started_unix_ms`).
+    pub started_unix_ms: u64,
+    pub chunks: Vec<Chunk>,
+    /// The last line was cut (the daemon died while writing it): ignored.
+    pub torn_tail: bool,
+}
+
+struct OpenCapture {
+    path: PathBuf,
+    writer: CaptureWriter<BufWriter<File>>,
+    /// A second descriptor of the same file, for fsync (the writer owns the first).
+    sync_handle: File,
+    dirty: bool,
+}
+
+struct EventLog {
+    path: PathBuf,
+    out: BufWriter<File>,
+    dirty: bool,
+}
+
+/// The journal of one daemon run.
+pub struct Journal {
+    data_dir: PathBuf,
+    run_unix_ms: u64,
+    captures: std::collections::HashMap<String, OpenCapture>,
+    events: std::collections::BTreeMap<u32, EventLog>,
+    last_sync: Instant,
+}
+
+fn create_dir(path: &Path) -> Result<(), JournalError> {
+    std::fs::create_dir_all(path).map_err(|source| JournalError::Create {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+impl Journal {
+    /// Opens (creating) the journal under `data_dir` for a run starting now.
+    pub fn open(data_dir: &Path) -> Result<Journal, JournalError> {
+        for sub in ["journal/captures", "journal/events", "games"] {
+            create_dir(&data_dir.join(sub))?;
+        }
+        Ok(Journal {
+            data_dir: data_dir.to_owned(),
+            run_unix_ms: unix_ms_now(),
+            captures: Default::default(),
+            events: Default::default(),
+            last_sync: Instant::now(),
+        })
+    }
+
+    /// When this run started.
+    pub fn run_unix_ms(&self) -> u64 {
+        self.run_unix_ms
+    }
+
+    fn captures_dir(&self, key: &str) -> PathBuf {
+        self.data_dir.join("journal/captures").join(key)
+    }
+
+    /// The earlier runs recorded for port `key`, oldest first. A cut last line
+    /// (a crash mid-write) is dropped; anything else malformed stops that file
+    /// there with the chunks before it kept.
+    pub fn recorded_runs(&self, key: &str) -> Result<Vec<RecordedRun>, JournalError> {
+        let dir = self.captures_dir(key);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(JournalError::Read { path: dir, source }),
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        // Run files are named by zero-padded start time, so names sort by age.
+        files.sort();
+        let mut runs = Vec::new();
+        for file in files {
+            if self.captures.values().any(|c| c.path == file) {
+                continue;
+            }
+            let f = File::open(&file).map_err(|source| JournalError::Read {
+                path: file.clone(),
+                source,
+            })?;
+            let Ok(mut reader) = CaptureReader::new(BufReader::new(f)) else {
+                // A header cut by a crash right after creating the file.
+                continue;
+            };
+            let started_unix_ms = reader
+                .header()
+                .extra
+                .get("started_unix_ms")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0);
+            let mut chunks = Vec::new();
+            let mut torn_tail = false;
+            loop {
+                match reader.next_chunk() {
+                    Ok(Some(c)) => chunks.push(c),
+                    Ok(None) => break,
+                    Err(_) => {
+                        torn_tail = true;
+                        break;
+                    }
+                }
+            }
+            runs.push(RecordedRun {
+                file,
+                started_unix_ms,
+                chunks,
+                torn_tail,
+            });
+        }
+        Ok(runs)
+    }
+
+    /// Records one chunk of port `key` (capture created on first use).
+    pub fn record_chunk(
+        &mut self,
+        key: &str,
+        port: &Path,
+        board: Option<u32>,
+        mode: PortMode,
+        chunk: &Chunk,
+    ) -> Result<(), JournalError> {
+        if !self.captures.contains_key(key) {
+            let dir = self.captures_dir(key);
+            create_dir(&dir)?;
+            let path = dir.join(format!("{:013}.jsonl", self.run_unix_ms));
+            let file = OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .open(&path)
+                .map_err(|source| JournalError::Create {
+                    path: path.clone(),
+                    source,
+                })?;
+            let mut header = CaptureHeader::new("dgt");
+            header.started = Some(rfc3339(self.run_unix_ms));
+            header.port = Some(port.display().to_string());
+            header.board = board.map(|b| b.to_string());
+            header.mode = Some(mode);
+            header
+                .extra
+                .insert("started_unix_ms".into(), self.run_unix_ms.into());
+            let sync_handle = file.try_clone().map_err(|source| JournalError::Create {
+                path: path.clone(),
+                source,
+            })?;
+            let writer = CaptureWriter::new(BufWriter::new(file), &header).map_err(|source| {
+                JournalError::Write {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+            self.captures.insert(
+                key.to_owned(),
+                OpenCapture {
+                    path,
+                    writer,
+                    sync_handle,
+                    dirty: true,
+                },
+            );
+        }
+        let c = self.captures.get_mut(key).expect("inserted above");
+        c.writer
+            .write_chunk(chunk)
+            .map_err(|e| JournalError::Write {
+                path: c.path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        c.dirty = true;
+        Ok(())
+    }
+
+    /// Hands port `key`'s buffered chunks to the operating system (no fsync):
+    /// called before publishing events those chunks caused.
+    pub fn flush_port(&mut self, key: &str) -> Result<(), JournalError> {
+        if let Some(c) = self.captures.get_mut(key) {
+            c.writer.flush().map_err(|source| JournalError::Write {
+                path: c.path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Appends one event to its board's log. Returns whether it must be made
+    /// durable now (verified moves, results, alerts): the caller then calls
+    /// [`Journal::sync`].
+    pub fn record_event(
+        &mut self,
+        stamped: &Stamped,
+        seq: Option<u64>,
+    ) -> Result<bool, JournalError> {
+        let log = match self.events.entry(stamped.board) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                let path = self
+                    .data_dir
+                    .join("journal/events")
+                    .join(format!("board-{}.jsonl", stamped.board));
+                let file = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map_err(|source| JournalError::Create {
+                        path: path.clone(),
+                        source,
+                    })?;
+                v.insert(EventLog {
+                    path,
+                    out: BufWriter::new(file),
+                    dirty: false,
+                })
+            }
+        };
+        let mut v = stamped.to_json();
+        if let (Some(seq), serde_json::Value::Object(map)) = (seq, &mut v) {
+            map.insert("seq".into(), seq.into());
+        }
+        if let serde_json::Value::Object(map) = &mut v {
+            map.insert("run".into(), self.run_unix_ms.into());
+        }
+        let mut line = v.to_string();
+        line.push('\n');
+        log.out
+            .write_all(line.as_bytes())
+            .and_then(|()| log.out.flush())
+            .map_err(|source| JournalError::Write {
+                path: log.path.clone(),
+                source,
+            })?;
+        log.dirty = true;
+        Ok(match &stamped.event {
+            TrackerEvent::Game(GameEvent::Move(m)) => m.verified,
+            TrackerEvent::Game(GameEvent::Result { .. } | GameEvent::Retraction { .. }) => true,
+            TrackerEvent::Alert(_) => true,
+            TrackerEvent::Game(_) => false,
+        })
+    }
+
+    /// The latest `t_ms` among the events of board `board` logged by the run
+    /// that started at `run_unix_ms` (the run's last published moment).
+    pub fn last_event_t(&self, board: u32, run_unix_ms: u64) -> Option<u64> {
+        let path = self
+            .data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"));
+        let text = std::fs::read_to_string(path).ok()?;
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["run"].as_u64() == Some(run_unix_ms))
+            .filter_map(|v| v["t_ms"].as_u64())
+            .max()
+    }
+
+    /// Appends a daemon line (start, recovery summary, board offline) to board
+    /// `board`'s event log.
+    pub fn record_note(&mut self, board: u32, note: serde_json::Value) -> Result<(), JournalError> {
+        let stamped_path = self
+            .data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"));
+        let mut line = note.to_string();
+        line.push('\n');
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&stamped_path)
+            .map_err(|source| JournalError::Create {
+                path: stamped_path.clone(),
+                source,
+            })?;
+        // Go through the board's open log if there is one, so lines stay in order.
+        if let Some(log) = self.events.get_mut(&board) {
+            log.out.flush().map_err(|source| JournalError::Write {
+                path: log.path.clone(),
+                source,
+            })?;
+        }
+        f.write_all(line.as_bytes())
+            .map_err(|source| JournalError::Write {
+                path: stamped_path,
+                source,
+            })
+    }
+
+    /// Flushes and fsyncs everything written since the last sync.
+    pub fn sync(&mut self) -> Result<(), JournalError> {
+        for c in self.captures.values_mut().filter(|c| c.dirty) {
+            let path = c.path.clone();
+            let err = |source| JournalError::Write {
+                path: path.clone(),
+                source,
+            };
+            c.writer.flush().map_err(err)?;
+            c.sync_handle.sync_data().map_err(err)?;
+            c.dirty = false;
+        }
+        for log in self.events.values_mut().filter(|l| l.dirty) {
+            let path = log.path.clone();
+            log.out
+                .flush()
+                .and_then(|()| log.out.get_ref().sync_data())
+                .map_err(|source| JournalError::Write { path, source })?;
+            log.dirty = false;
+        }
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+
+    /// The batched sync: fsyncs if [`SYNC_INTERVAL`] has passed.
+    pub fn sync_if_due(&mut self) -> Result<(), JournalError> {
+        if self.last_sync.elapsed() >= SYNC_INTERVAL {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites `games/board-N.pgn` with `games` (write to a temporary file,
+    /// fsync, rename), so a reader never sees half a file.
+    pub fn write_games(&self, board: u32, games: &[GameRecord]) -> Result<(), JournalError> {
+        let dir = self.data_dir.join("games");
+        let path = dir.join(format!("board-{board}.pgn"));
+        let tmp = dir.join(format!(".board-{board}.pgn.tmp"));
+        let mut text = String::new();
+        for g in games {
+            text.push_str(&g.to_pgn());
+            text.push('\n');
+        }
+        let err = |source| JournalError::Write {
+            path: path.clone(),
+            source,
+        };
+        let mut f = File::create(&tmp).map_err(err)?;
+        f.write_all(text.as_bytes()).map_err(err)?;
+        f.sync_data().map_err(err)?;
+        std::fs::rename(&tmp, &path).map_err(err)
+    }
+}
+
+/// Session time of each recorded run and of the live one: runs follow each
+/// other on one time line, run `k` starting where the wall clock says (but never
+/// before the previous run's last chunk), so trackers see time that never goes
+/// back and whose gaps are the real ones. Returns the offsets of the `runs` and
+/// the offset for the live run starting at `live_unix_ms`.
+pub fn run_offsets(runs: &[RecordedRun], live_unix_ms: u64) -> (Vec<u64>, u64) {
+    let Some(first) = runs.first() else {
+        return (Vec::new(), 0);
+    };
+    let base = first.started_unix_ms;
+    let mut offsets = Vec::with_capacity(runs.len());
+    let mut end = 0u64;
+    for r in runs {
+        let wall = r.started_unix_ms.saturating_sub(base);
+        let off = if offsets.is_empty() {
+            0
+        } else {
+            wall.max(end + 1)
+        };
+        offsets.push(off);
+        end = off + r.chunks.last().map_or(0, |c| c.t_ms);
+    }
+    let live = live_unix_ms.saturating_sub(base).max(end + 1);
+    (offsets, live)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Direction;
+
+    #[test]
+    fn rfc3339_is_utc_civil_time() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_795_355_100_123), "2026-11-22T13:45:00.123Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn port_keys_are_flat_names() {
+        assert_eq!(
+            port_key(Path::new("/dev/serial/by-id/usb-DGT_x-if00")),
+            "dev_serial_by-id_usb-DGT_x-if00"
+        );
+        assert_eq!(port_key(Path::new("/tmp/a b")), "tmp_a-b");
+    }
+
+    fn run(started: u64, last_t: u64) -> RecordedRun {
+        RecordedRun {
+            file: PathBuf::new(),
+            started_unix_ms: started,
+            chunks: vec![Chunk {
+                t_ms: last_t,
+                dir: Direction::In,
+                bytes: vec![],
+            }],
+            torn_tail: false,
+        }
+    }
+
+    #[test]
+    fn runs_follow_each_other_on_one_time_line() {
+        let (offs, live) = run_offsets(&[run(1_000, 500), run(10_000, 100)], 20_000);
+        assert_eq!(offs, vec![0, 9_000]);
+        assert_eq!(live, 19_000);
+        // A wall clock set back still never makes time go back.
+        let (offs, live) = run_offsets(&[run(1_000, 5_000), run(2_000, 100)], 1_500);
+        assert_eq!(offs, vec![0, 5_001]);
+        assert_eq!(live, 5_102);
+    }
+
+    #[test]
+    fn a_crash_mid_line_loses_only_that_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(dir.path()).unwrap();
+        let chunk = |t| Chunk {
+            t_ms: t,
+            dir: Direction::In,
+            bytes: vec![0x8e, 0, 5, 9, 1],
+        };
+        j.record_chunk("p", Path::new("/p"), Some(1), PortMode::Single, &chunk(5))
+            .unwrap();
+        j.record_chunk("p", Path::new("/p"), Some(1), PortMode::Single, &chunk(9))
+            .unwrap();
+        j.sync().unwrap();
+        let file = j.captures["p"].path.clone();
+        drop(j);
+        let mut f = OpenOptions::new().append(true).open(&file).unwrap();
+        f.write_all(b"{\"t_ms\":12,\"dir\":\"in\",\"he").unwrap();
+        let j = Journal::open(dir.path()).unwrap();
+        let runs = j.recorded_runs("p").unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].chunks.len(), 2);
+        assert!(runs[0].torn_tail);
+    }
+}

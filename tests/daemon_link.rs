@@ -1,0 +1,94 @@
+//! Link supervision on a bare pseudo-terminal: a board that stops answering
+//! without closing the line (power cut behind a USB hub, a hung board) is found
+//! by the clock probes and reported down, and the supervisor keeps reopening.
+
+use std::time::{Duration, Instant};
+
+use eboard_bridge::capture::Direction;
+use eboard_bridge::device::{run_single_link, supervise, LinkError, LinkEvent, LinkTimings};
+use tokio::sync::mpsc;
+
+/// A pty nobody answers on: the slave path, and the master kept open (so the
+/// line does not close) but never written.
+fn silent_pty() -> (
+    std::path::PathBuf,
+    std::os::fd::OwnedFd,
+    std::os::fd::OwnedFd,
+) {
+    use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut t = tcgetattr(&pty.slave).unwrap();
+    cfmakeraw(&mut t);
+    tcsetattr(&pty.slave, SetArg::TCSANOW, &t).unwrap();
+    let path = nix::unistd::ttyname(&pty.slave).unwrap();
+    (path, pty.master, pty.slave)
+}
+
+const FAST: LinkTimings = LinkTimings {
+    probe: Duration::from_millis(200),
+    silence: Duration::from_millis(700),
+    bus_poll: Duration::from_millis(100),
+};
+
+#[tokio::test]
+async fn a_silent_board_is_probed_then_declared_gone() {
+    let (path, _master, _slave) = silent_pty();
+    let (tx, mut rx) = mpsc::channel(64);
+    let started = Instant::now();
+    let result = run_single_link(&path, Instant::now(), FAST, tx).await;
+    let took = started.elapsed();
+    assert!(
+        matches!(result, Err(LinkError::Silent { .. })),
+        "{result:?}"
+    );
+    assert!(took >= FAST.silence && took < FAST.silence * 3, "{took:?}");
+    let mut out = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        match e {
+            LinkEvent::Chunk(c) => {
+                assert_eq!(c.dir, Direction::Out, "the pty said nothing");
+                out.push(c.bytes);
+            }
+            LinkEvent::Up => panic!("a silent board is never up"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(out[0], eboard_bridge::device::dgt_startup());
+    assert!(
+        out[1..].iter().filter(|b| b.as_slice() == [0x41]).count() >= 2,
+        "clock probes while quiet: {out:?}"
+    );
+    let msg = result.unwrap_err().to_string();
+    assert!(msg.contains("sent nothing"), "{msg}");
+}
+
+#[tokio::test]
+async fn the_supervisor_reports_down_and_reopens() {
+    let (path, _master, _slave) = silent_pty();
+    let (tx, mut rx) = mpsc::channel(64);
+    let task = tokio::spawn(supervise(path, false, Instant::now(), FAST, tx));
+    let mut downs = 0;
+    let mut startups = 0;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while downs < 2 && Instant::now() < deadline {
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+            Ok(Some(LinkEvent::Down(reason))) => {
+                assert!(reason.contains("sent nothing"), "{reason}");
+                downs += 1;
+            }
+            Ok(Some(LinkEvent::Chunk(c))) if c.bytes == eboard_bridge::device::dgt_startup() => {
+                startups += 1
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+    assert_eq!(downs, 2, "reported down twice");
+    assert!(startups >= 2, "reopened and started again");
+    drop(rx);
+    // With nobody listening, the supervisor ends by itself.
+    tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("the supervisor stops when the daemon does")
+        .unwrap();
+}
