@@ -69,12 +69,15 @@ pub struct PairingConfig {
     pub black: Player,
 }
 
+/// (round, board) → (white, black).
+pub type Pairings = BTreeMap<(u32, u32), (Player, Player)>;
+
 /// Event data and the pairings of every round known.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tournament {
     pub config: TournamentConfig,
     /// (round, board) → (white, black).
-    pub pairings: BTreeMap<(u32, u32), (Player, Player)>,
+    pub pairings: Pairings,
 }
 
 /// Titles FIDE awards; anything else in a title field is dropped rather than
@@ -207,7 +210,7 @@ fn points(result: u8) -> f32 {
 /// programs order them: by the higher score of the two players before the
 /// round, then the lower score, then the better starting rank. Configure
 /// `[[pairing]]` tables when the real board order differs.
-pub fn parse_trf(trf: &str) -> Result<BTreeMap<(u32, u32), (Player, Player)>, TournamentError> {
+pub fn parse_trf(trf: &str) -> Result<Pairings, TournamentError> {
     let mut players: BTreeMap<u32, TrfPlayer> = BTreeMap::new();
     for (i, line) in trf.lines().enumerate() {
         let line = line.trim_end_matches('\r');
