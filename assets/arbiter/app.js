@@ -1,5 +1,5 @@
 // Arbiter dashboard. Everything drawn from data goes through textContent or
-// element attributes, never innerHTML: a player or port name cannot inject markup.
+// element attributes and is never parsed as markup: a player or port name cannot inject HTML.
 "use strict";
 (function () {
   // The token arrives once in the address (?token=…); keep it for this tab and
