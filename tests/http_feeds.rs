@@ -644,3 +644,94 @@ async fn the_public_delay_holds_moves_back_but_not_from_arbiters() {
     let games = load_pgn(&get(&format!("{base}/games.pgn")).await.1).unwrap();
     assert_eq!(games[0].moves.len(), 4, "public after the delay");
 }
+
+#[tokio::test]
+async fn the_websocket_carries_the_same_messages_and_resumes() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let (hub, mut f) = hub_with_game();
+    let base = start(Arc::clone(&hub), tournament(0), TOKEN).await;
+    let ws_url = base.replace("http://", "ws://");
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("{ws_url}/ws"))
+        .await
+        .unwrap();
+    let seq = f.play(&hub, "b8c6");
+    let next_json = |msg: Message| -> Value {
+        match msg {
+            Message::Text(t) => serde_json::from_str(t.as_str()).unwrap(),
+            other => panic!("expected text, got {other:?}"),
+        }
+    };
+    let got = tokio::time::timeout(Duration::from_secs(10), ws.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let v = next_json(got);
+    assert_eq!(v["type"], "move");
+    assert_eq!(v["board"], 1);
+    assert_eq!(v["seq"], seq);
+    drop(ws);
+
+    let later = f.play(&hub, "f1c4");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("{ws_url}/ws?last_event_id={seq}"))
+        .await
+        .unwrap();
+    let v = next_json(
+        tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap(),
+    );
+    assert_eq!(v["seq"], later);
+    assert_eq!(v["san"], "Bc4");
+}
+
+#[tokio::test]
+async fn a_stalled_subscriber_gets_a_reset_and_delays_nobody() {
+    use eboard_bridge::http::stream::{subscribe, History, Item, ResetReason};
+    use futures_util::StreamExt;
+
+    let (hub, mut f) = hub_with_game();
+    let history = History::follow(&hub);
+    let stalled = subscribe(&hub, Arc::clone(&history), None);
+    let mut stalled = Box::pin(stalled);
+    let mut live = Box::pin(subscribe(&hub, Arc::clone(&history), None));
+    // Far more events than a subscriber's queue holds, nobody reading the first
+    // stream; the hub does not block.
+    let clock = |ms| Stamped {
+        board: 1,
+        ply: 3,
+        t_ms: ms,
+        event: game(GameEvent::Clock {
+            white_ms: ms,
+            black_ms: ms,
+            running: None,
+        }),
+    };
+    for ms in 0..(eboard_bridge::hub::CHANNEL_CAPACITY as u64 + 10) {
+        hub.apply(&clock(ms), true);
+    }
+    let seq = f.play(&hub, "b8c6");
+    match stalled.next().await.unwrap() {
+        Item::Reset(ResetReason::Lagged) => {}
+        other => panic!("expected a reset, got {other:?}"),
+    }
+    // After the reset it follows the live events again.
+    let mut last = None;
+    while let Some(Item::Event(ev)) = stalled.next().await {
+        if ev.seq == seq {
+            last = Some(ev);
+            break;
+        }
+    }
+    assert!(matches!(last.unwrap().event, GameEvent::Move(_)));
+    // The other subscriber also lagged (it did not read either), independently.
+    assert!(matches!(
+        live.next().await.unwrap(),
+        Item::Reset(ResetReason::Lagged)
+    ));
+}
