@@ -225,9 +225,14 @@ async fn a_finished_game_carries_its_result() {
         },
         true,
     );
+    // The players set the pieces up again: the finished game stays the board's game.
+    Feeder::start(&hub, 1);
     let base = start(hub, tournament(0), TOKEN).await;
     let body = get(&format!("{base}/games.pgn")).await.1;
-    assert_eq!(load_pgn(&body).unwrap()[0].header("Result"), Some("1-0"));
+    let games = load_pgn(&body).unwrap();
+    assert_eq!(games.len(), 1, "{body}");
+    assert_eq!(games[0].header("Result"), Some("1-0"));
+    assert_eq!(games[0].moves.len(), 3);
     let g: Value =
         serde_json::from_str(&get(&format!("{base}/round-3/game-1.json")).await.1).unwrap();
     assert_eq!(g["result"], "WHITEWIN");
@@ -436,6 +441,13 @@ async fn every_arbiter_path_needs_the_token() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    let r = client
+        .get(format!("{base}/arbiter/api/state"))
+        .header("Authorization", format!("bearer {TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "the scheme name is case-insensitive");
     let r = client
         .get(format!("{base}/arbiter/x/y"))
         .header("Authorization", &bearer)
@@ -734,4 +746,20 @@ async fn a_stalled_subscriber_gets_a_reset_and_delays_nobody() {
         live.next().await.unwrap(),
         Item::Reset(ResetReason::Lagged)
     ));
+}
+
+#[tokio::test]
+async fn a_token_with_reserved_characters_works_percent_encoded_in_the_address() {
+    let (hub, _) = hub_with_game();
+    let token = "a+b/c&d=e f";
+    let base = start(hub, tournament(0), token).await;
+    let encoded = "a%2Bb%2Fc%26d%3De%20f";
+    let r = reqwest::get(format!("{base}/arbiter/?token={encoded}"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = reqwest::get(format!("{base}/arbiter/?token=a+b/c"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
 }

@@ -1,8 +1,10 @@
 //! The arbiter dashboard and operator API. Every route here sits behind the
 //! token check; this is the only module that may read alerts (Article 12.6).
 
-use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use std::collections::HashMap;
+
+use axum::extract::{Query, Request, State};
+use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -55,18 +57,21 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn presented_token<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Option<&'a str> {
-    if let Some(v) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    {
-        return v.strip_prefix("Bearer ").map(str::trim);
+fn presented_token(req: &Request) -> Option<String> {
+    if let Some(v) = req.headers().get(header::AUTHORIZATION) {
+        let v = v.to_str().ok()?;
+        let (scheme, token) = v.split_once(' ')?;
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
+        return scheme
+            .eq_ignore_ascii_case("bearer")
+            .then(|| token.trim().to_string());
     }
-    query?.split('&').find_map(|kv| kv.strip_prefix("token="))
+    let Query(q) = Query::<HashMap<String, String>>::try_from_uri(req.uri()).ok()?;
+    q.get("token").cloned()
 }
 
 async fn require_token(State(s): State<AppState>, req: Request, next: Next) -> Response {
-    let given = presented_token(req.headers(), req.uri().query());
+    let given = presented_token(&req);
     let ok = !s.token.is_empty() && given.is_some_and(|g| same(g.as_bytes(), s.token.as_bytes()));
     if ok {
         return next.run(req).await;

@@ -14,12 +14,18 @@ use crate::pgn::{GameInfo, GameRecord};
 
 const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
-/// The game shown for `board` in the current round: the one in progress, else
-/// the last finished one, else (when the board is paired) an empty game so the
+/// The game shown for `board` in the current round: the latest game with a
+/// move or a result, else a started position with no move yet, else (when the board is paired) an empty game so the
 /// pairing is visible before the first move.
 pub fn board_game(hub: &Hub, t: &Tournament, board: u32) -> Option<GameRecord> {
     let round = t.config.current_round;
-    let game = hub.public_board(board).and_then(|b| b.game);
+    // A game that has begun wins over a fresh start with no move yet: players
+    // setting the pieces up again after their result must not blank the
+    // finished game in the round's feed.
+    let game = hub
+        .games(board)
+        .pop()
+        .or_else(|| hub.public_board(board).and_then(|b| b.game));
     let game = match game {
         Some(g) => g,
         None if t.pairing(round, board).is_some() => GameRecord::new(
