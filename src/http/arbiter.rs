@@ -26,17 +26,17 @@ const ACTIONS: [(&str, bool, &str); 4] = [
     (
         "set_result",
         false,
-        "Not yet available: the hub has no operator result entry.",
+        "The hub has no operator result entry yet.",
     ),
     (
         "take_back",
         false,
-        "Not yet available: correct the position on the board instead.",
+        "Correct the position on the board instead.",
     ),
     (
         "set_pairing",
         false,
-        "Not yet available: edit [[pairing]] in the configuration.",
+        "Edit [[pairing]] in the configuration and restart.",
     ),
 ];
 
