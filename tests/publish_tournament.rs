@@ -186,3 +186,56 @@ fn bad_pairing_tables_are_refused_with_the_reason() {
     let err = Tournament::new(TournamentConfig::default(), &unnamed).unwrap_err();
     assert!(err.to_string().contains("need a name"), "{err}");
 }
+
+#[test]
+fn a_windows_1252_trf_file_keeps_its_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = [
+        line(1, "", "Sørensen, Åse", 2200, "DEN", 5, &[(2, 'w', '1')]),
+        line(2, "", "Müller, Jörg", 2100, "GER", 6, &[(1, 'b', '0')]),
+    ]
+    .join("\r\n");
+    // Swiss-Manager's Windows-1252: these letters are one byte each.
+    let bytes: Vec<u8> = text
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap())
+        .collect();
+    let path = dir.path().join("open.trf");
+    std::fs::write(&path, bytes).unwrap();
+    let t = Tournament::load(
+        TournamentConfig {
+            trf: Some(path),
+            ..TournamentConfig::default()
+        },
+        &[],
+    )
+    .unwrap();
+    let (w, b) = t.pairing(1, 1).unwrap();
+    assert_eq!(w.name, "Sørensen, Åse");
+    assert_eq!(w.rating, Some(2200));
+    assert_eq!(w.federation.as_deref(), Some("DEN"));
+    assert_eq!(b.name, "Müller, Jörg");
+    assert_eq!(b.fide_id, Some(6));
+}
+
+#[test]
+fn a_missing_trf_file_and_a_too_long_delay_are_explained() {
+    let err = Tournament::load(
+        TournamentConfig {
+            trf: Some("/nonexistent/open.trf".into()),
+            ..TournamentConfig::default()
+        },
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/open.trf"), "{err}");
+    let err = Tournament::new(
+        TournamentConfig {
+            delay_secs: 7200,
+            ..TournamentConfig::default()
+        },
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("maximum of 3600"), "{err}");
+}

@@ -12,6 +12,14 @@ pub enum TournamentError {
     Trf { line: usize, what: String },
     #[error("pairing for round {round} board {board} is given twice; keep one [[pairing]] table per board")]
     DuplicatePairing { round: u32, board: u32 },
+    #[error("cannot read the TRF file {path}: {source}; check the [tournament] trf path")]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("[tournament] delay_secs = {0} is over the maximum of 3600 (one hour)")]
+    Delay(u32),
     #[error("pairing round {round} board {board}: {what}")]
     Pairing {
         round: u32,
@@ -41,6 +49,8 @@ pub struct TournamentConfig {
     pub date: Option<String>,
     /// Seconds public feeds lag behind the boards (0..=3600); arbiters are always live.
     pub delay_secs: u32,
+    /// FIDE TRF file (Swiss-Manager export) to take pairings from.
+    pub trf: Option<std::path::PathBuf>,
 }
 
 /// One player of a pairing.
@@ -111,6 +121,9 @@ impl Tournament {
             config,
             pairings: BTreeMap::new(),
         };
+        if t.config.delay_secs > 3600 {
+            return Err(TournamentError::Delay(t.config.delay_secs));
+        }
         t.config.current_round = t.config.current_round.max(1);
         t.config.rounds = t.config.rounds.max(t.config.current_round);
         for p in pairings {
@@ -139,6 +152,24 @@ impl Tournament {
                     board: p.board,
                 });
             }
+        }
+        Ok(t)
+    }
+
+    /// [`Tournament::new`], then the pairings of the `trf` file when one is configured.
+    pub fn load(
+        config: TournamentConfig,
+        pairings: &[PairingConfig],
+    ) -> Result<Tournament, TournamentError> {
+        let trf = config.trf.clone();
+        let mut t = Tournament::new(config, pairings)?;
+        if let Some(path) = trf {
+            let bytes = std::fs::read(&path).map_err(|source| TournamentError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            // Swiss-Manager writes Windows-1252 as often as UTF-8.
+            t.add_trf(&crate::games::decode_text(&bytes))?;
         }
         Ok(t)
     }
@@ -173,33 +204,25 @@ struct TrfPlayer {
     start_rank: u32,
     player: Player,
     /// Per round: (opponent start rank, colour char, result char).
-    rounds: Vec<(Option<u32>, u8, u8)>,
+    rounds: Vec<(Option<u32>, char, char)>,
 }
 
-/// Byte columns, 1-based inclusive as the TRF specification numbers them.
-fn cols(line: &str, from: usize, to: usize) -> &str {
-    let b = line.as_bytes();
-    if b.len() < from {
-        return "";
-    }
-    let to = to.min(b.len());
-    // TRF is ASCII by specification; names with UTF-8 letters may shift a
-    // boundary inside a character: take the widest valid slice.
-    let mut start = from - 1;
-    while start > 0 && !line.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = to;
-    while end < line.len() && !line.is_char_boundary(end) {
-        end += 1;
-    }
-    line[start..end].trim()
+/// Columns `from..=to`, 1-based as the TRF specification numbers them.
+/// Columns count characters, not bytes: a name with `ø` read from UTF-8 (or
+/// from Windows-1252, decoded) keeps the columns after it in place.
+fn cols(line: &[char], from: usize, to: usize) -> String {
+    line.iter()
+        .skip(from - 1)
+        .take(to + 1 - from)
+        .collect::<String>()
+        .trim()
+        .to_string()
 }
 
-fn points(result: u8) -> f32 {
+fn points(result: char) -> f32 {
     match result {
-        b'1' | b'+' | b'W' | b'w' | b'F' | b'U' => 1.0,
-        b'=' | b'D' | b'd' | b'H' => 0.5,
+        '1' | '+' | 'W' | 'w' | 'F' | 'U' => 1.0,
+        '=' | 'D' | 'd' | 'H' => 0.5,
         _ => 0.0,
     }
 }
@@ -217,6 +240,8 @@ pub fn parse_trf(trf: &str) -> Result<Pairings, TournamentError> {
         if !line.starts_with("001") {
             continue;
         }
+        let line: Vec<char> = line.chars().collect();
+        let line = line.as_slice();
         let lineno = i + 1;
         let err = |what: String| TournamentError::Trf { line: lineno, what };
         let start_rank: u32 = cols(line, 5, 8).parse().map_err(|_| {
@@ -225,20 +250,20 @@ pub fn parse_trf(trf: &str) -> Result<Pairings, TournamentError> {
                 cols(line, 5, 8)
             ))
         })?;
-        let name = cols(line, 15, 47).to_string();
+        let name = cols(line, 15, 47);
         if name.is_empty() {
             return Err(err("player name (columns 15-47) is empty".into()));
         }
         let rating = cols(line, 49, 52).parse().ok().filter(|&r| r > 0);
-        let federation = Some(cols(line, 54, 56).to_string()).filter(|f| !f.is_empty());
+        let federation = Some(cols(line, 54, 56)).filter(|f| !f.is_empty());
         let fide_id = cols(line, 58, 68).parse().ok().filter(|&id| id > 0);
         let mut rounds = Vec::new();
         let mut c = 92;
         while line.len() >= c {
             let opp = cols(line, c, c + 3);
-            let colour = line.as_bytes().get(c + 4).copied().unwrap_or(b' ');
-            let result = line.as_bytes().get(c + 6).copied().unwrap_or(b' ');
-            let opp = match opp {
+            let colour = line.get(c + 4).copied().unwrap_or(' ');
+            let result = line.get(c + 6).copied().unwrap_or(' ');
+            let opp = match opp.as_str() {
                 "" | "0000" | "0" => None,
                 o => Some(o.parse().map_err(|_| {
                     err(format!(
@@ -252,7 +277,7 @@ pub fn parse_trf(trf: &str) -> Result<Pairings, TournamentError> {
         }
         let player = Player {
             name,
-            title: clean_title(cols(line, 11, 13)),
+            title: clean_title(&cols(line, 11, 13)),
             rating,
             fide_id,
             federation,
@@ -280,7 +305,7 @@ pub fn parse_trf(trf: &str) -> Result<Pairings, TournamentError> {
             let Some(&(Some(opp), colour, _)) = p.rounds.get(r) else {
                 continue;
             };
-            if !colour.eq_ignore_ascii_case(&b'w') {
+            if !colour.eq_ignore_ascii_case(&'w') {
                 continue;
             }
             let Some(o) = players.get(&opp) else {
