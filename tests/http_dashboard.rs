@@ -104,6 +104,7 @@ async fn the_dashboard_shows_boards_and_alerts_and_escapes_names() {
         FeedConfig {
             arbiter_token: TOKEN.into(),
             tournament: Arc::new(t),
+            pgn_dir: None,
         },
     );
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

@@ -138,6 +138,7 @@ async fn start(hub: Arc<Hub>, t: Tournament, token: &str) -> String {
         FeedConfig {
             arbiter_token: token.into(),
             tournament: Arc::new(t),
+            pgn_dir: None,
         },
     );
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -762,4 +763,32 @@ async fn a_token_with_reserved_characters_works_percent_encoded_in_the_address()
         .await
         .unwrap();
     assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn the_file_sink_follows_the_public_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, mut f) = hub_with_game();
+    let app = router(
+        Arc::clone(&hub),
+        FeedConfig {
+            arbiter_token: TOKEN.into(),
+            tournament: Arc::new(tournament(0)),
+            pgn_dir: Some(dir.path().to_path_buf()),
+        },
+    );
+    f.play(&hub, "b8c6");
+    let file = dir.path().join("round-3/game-1.pgn");
+    let mut moves = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            moves = load_pgn(&text).unwrap()[0].moves.len();
+            if moves == 4 {
+                break;
+            }
+        }
+    }
+    assert_eq!(moves, 4);
+    drop(app);
 }

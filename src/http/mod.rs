@@ -34,6 +34,9 @@ pub struct FeedConfig {
     pub arbiter_token: String,
     /// Event data, pairings and the public delay (`delay_secs`).
     pub tournament: Arc<Tournament>,
+    /// Folder for the PGN file sink (`round-N/games.pgn`, `game-B.pgn`), fed
+    /// from the same (delayed) public view as the HTTP feeds; `None`: no files.
+    pub pgn_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone)]
@@ -53,6 +56,13 @@ pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
     let delay = Duration::from_secs(u64::from(cfg.tournament.config.delay_secs));
     let public = delayed(Arc::clone(&hub), delay);
     let history = History::follow(&public);
+    if let Some(dir) = cfg.pgn_dir {
+        tokio::spawn(crate::publish::sink::run(
+            dir,
+            Arc::clone(&public),
+            Arc::clone(&cfg.tournament),
+        ));
+    }
     let state = AppState {
         live: hub,
         public,
