@@ -393,6 +393,7 @@ async fn every_arbiter_path_needs_the_token() {
         "/arbiter/api/state",
         "/arbiter/app.js",
         "/arbiter/x/y",
+        "/arbiter/api/ack",
     ];
     for path in gets {
         for auth in [None, Some("Bearer wrong"), Some("Bearer "), Some(TOKEN)] {
