@@ -1,0 +1,115 @@
+//! The HTTP side: public feeds (PGN, LiveChess Cloud JSON, SSE, WebSocket) and
+//! the arbiter dashboard with its operator API.
+//!
+//! Article 12.6 is kept by construction: public handlers read only the public
+//! hub API (`public_board`, `games`, `subscribe_public`); only handlers behind
+//! the token check call `arbiter_snapshot` or `acknowledge`. Public feeds read
+//! the delayed hub when a broadcast delay is configured; arbiters read the live one.
+
+mod arbiter;
+mod public;
+pub mod stream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, HeaderValue};
+use axum::Router;
+use tokio::net::TcpListener;
+
+use crate::hub::Hub;
+use crate::publish::delay::delayed;
+use crate::publish::Tournament;
+use stream::History;
+
+/// Largest request body accepted (operator actions are a few bytes of JSON).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// What the HTTP side needs besides the hub.
+#[derive(Clone, Debug, Default)]
+pub struct FeedConfig {
+    /// Arbiter token. Empty disables the arbiter side (every request gets 401):
+    /// an empty token must never mean "no protection".
+    pub arbiter_token: String,
+    /// Event data, pairings and the public delay (`delay_secs`).
+    pub tournament: Arc<Tournament>,
+    /// Folder for the PGN file sink (`round-N/games.pgn`, `game-B.pgn`), fed
+    /// from the same (delayed) public view as the HTTP feeds; `None`: no files.
+    pub pgn_dir: Option<std::path::PathBuf>,
+}
+
+#[derive(Clone)]
+pub(crate) struct AppState {
+    /// Always live: arbiters.
+    pub live: Arc<Hub>,
+    /// What the public sees: `live`, or its delayed copy.
+    pub public: Arc<Hub>,
+    pub history: Arc<History>,
+    pub tournament: Arc<Tournament>,
+    pub token: Arc<str>,
+}
+
+/// The router, for embedding or tests. Spawns the delay and history tasks, so
+/// it must run inside a Tokio runtime.
+pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
+    let delay = Duration::from_secs(u64::from(cfg.tournament.config.delay_secs));
+    let public = delayed(Arc::clone(&hub), delay);
+    let history = History::follow(&public);
+    if let Some(dir) = cfg.pgn_dir {
+        tokio::spawn(crate::publish::sink::run(
+            dir,
+            Arc::clone(&public),
+            Arc::clone(&cfg.tournament),
+        ));
+    }
+    let state = AppState {
+        live: hub,
+        public,
+        history,
+        tournament: cfg.tournament,
+        token: Arc::from(cfg.arbiter_token.as_str()),
+    };
+    public::routes()
+        .merge(arbiter::routes(state.clone()))
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::map_response(security_headers))
+}
+
+async fn security_headers(mut res: axum::response::Response) -> axum::response::Response {
+    let h = res.headers_mut();
+    // Browsers must not guess a type: a PGN or JSON body with a player named
+    // `<script>` must never be run as HTML.
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    res
+}
+
+/// Serves the feeds and the dashboard on `listener` until the task is dropped.
+pub async fn serve(listener: TcpListener, hub: Arc<Hub>, cfg: FeedConfig) -> std::io::Result<()> {
+    axum::serve(listener, router(hub, cfg)).await
+}
+
+/// JSON text safe to embed anywhere: `<`, `>` and `&` become `\u003c`… (the
+/// same string to any JSON parser), so no data can close a tag.
+pub(crate) fn json_body(v: &serde_json::Value) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let text = v
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
+    (
+        [
+            (header::CONTENT_TYPE, "application/json; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        ],
+        text,
+    )
+        .into_response()
+}

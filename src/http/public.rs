@@ -1,0 +1,200 @@
+//! Public, read-only feeds. Handlers here use `state.public` only.
+
+use std::convert::Infallible;
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::stream::{subscribe, Item};
+use super::{json_body, AppState};
+use crate::publish::feeds;
+
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/games.pgn", get(games_pgn))
+        .route("/round/{round}/game/{file}", get(game_pgn))
+        .route("/tournament.json", get(tournament_json))
+        .route("/{dir}/{file}", get(lcc_round_file))
+        .route("/snapshot.json", get(snapshot))
+        .route("/events", get(sse))
+        .route("/ws", get(ws))
+}
+
+fn pgn(body: String) -> Response {
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                "application/x-chess-pgn; charset=utf-8",
+            ),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+fn not_found(what: String) -> Response {
+    (StatusCode::NOT_FOUND, what).into_response()
+}
+
+async fn games_pgn(State(s): State<AppState>) -> Response {
+    pgn(feeds::games_pgn(&s.public, &s.tournament))
+}
+
+/// `/round/{r}/game/{b}.pgn`.
+async fn game_pgn(
+    State(s): State<AppState>,
+    Path((round, file)): Path<(String, String)>,
+) -> Response {
+    let board = file
+        .strip_suffix(".pgn")
+        .and_then(|b| b.parse::<u32>().ok());
+    let (Ok(round), Some(board)) = (round.parse::<u32>(), board) else {
+        return not_found(
+            "no such game: use /round/<round>/game/<board>.pgn with numbers\n".into(),
+        );
+    };
+    if round != s.tournament.config.current_round {
+        return not_found(format!(
+            "round {round} is not the current round ({}): only the current round's games are held\n",
+            s.tournament.config.current_round
+        ));
+    }
+    match feeds::board_game(&s.public, &s.tournament, board) {
+        Some(g) => pgn(g.to_pgn()),
+        None => not_found(format!("board {board} has no game in round {round}\n")),
+    }
+}
+
+async fn tournament_json(State(s): State<AppState>) -> Response {
+    json_body(&feeds::lcc_tournament(&s.public, &s.tournament))
+}
+
+/// `/round-{r}/index.json` and `/round-{r}/game-{b}.json` (`?poll` ignored).
+async fn lcc_round_file(
+    State(s): State<AppState>,
+    Path((dir, file)): Path<(String, String)>,
+) -> Response {
+    let Some(round) = dir
+        .strip_prefix("round-")
+        .and_then(|r| r.parse::<u32>().ok())
+    else {
+        return not_found("not found\n".into());
+    };
+    if file == "index.json" {
+        return match feeds::lcc_round(&s.public, &s.tournament, round) {
+            Some(v) => json_body(&v),
+            None => not_found(format!("round {round} is not known\n")),
+        };
+    }
+    let Some(board) = file
+        .strip_prefix("game-")
+        .and_then(|f| f.strip_suffix(".json"))
+        .and_then(|b| b.parse::<u32>().ok())
+    else {
+        return not_found("not found\n".into());
+    };
+    match feeds::lcc_game(&s.public, &s.tournament, round, board) {
+        Some(v) => json_body(&v),
+        None => not_found(format!("board {board} has no game in round {round}\n")),
+    }
+}
+
+/// Everything a stream client needs to start over: the boards and the sequence
+/// number to resume from.
+async fn snapshot(State(s): State<AppState>) -> Response {
+    // Read the sequence number first: events after it may already be in the
+    // boards below, and replaying them is harmless (moves are keyed by ply).
+    let seq = s.history.last_seq();
+    let round = s.tournament.config.current_round;
+    let boards: Vec<_> = feeds::round_boards(&s.public, &s.tournament)
+        .into_iter()
+        .filter_map(|b| {
+            let g = feeds::board_game(&s.public, &s.tournament, b)?;
+            let clock = s.public.public_board(b).and_then(|p| p.clock);
+            Some(json!({
+                "board": b,
+                "white": g.info.white,
+                "black": g.info.black,
+                "start_fen": g.start_fen,
+                "fen": feeds::current_fen(&g),
+                "moves": g.moves.iter().map(|m| &m.san).collect::<Vec<_>>(),
+                "result": g.result_token(),
+                "clock": clock,
+            }))
+        })
+        .collect();
+    json_body(&json!({ "seq": seq, "round": round, "boards": boards }))
+}
+
+#[derive(Deserialize)]
+struct ResumeQuery {
+    last_event_id: Option<u64>,
+}
+
+fn last_event_id(headers: &HeaderMap, q: &ResumeQuery) -> Option<u64> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .or(q.last_event_id)
+}
+
+async fn sse(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ResumeQuery>,
+) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
+    let last = last_event_id(&headers, &q);
+    let events = subscribe(&s.public, s.history.clone(), last).map(|item| {
+        let data = item.to_json().to_string();
+        Ok(match &item {
+            Item::Event(ev) => Event::default().id(ev.seq.to_string()).data(data),
+            Item::Reset(_) => Event::default().event("reset").data(data),
+        })
+    });
+    Sse::new(events).keep_alive(KeepAlive::default())
+}
+
+async fn ws(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ResumeQuery>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let last = last_event_id(&headers, &q);
+    upgrade
+        .max_message_size(super::MAX_BODY_BYTES)
+        .on_upgrade(move |socket| ws_session(socket, s, last))
+}
+
+async fn ws_session(mut socket: WebSocket, s: AppState, last: Option<u64>) {
+    let mut events = Box::pin(subscribe(&s.public, s.history.clone(), last));
+    loop {
+        tokio::select! {
+            item = events.next() => {
+                let Some(item) = item else { return };
+                let text = item.to_json().to_string();
+                if socket.send(Message::Text(text.into())).await.is_err() {
+                    return;
+                }
+            }
+            incoming = socket.recv() => match incoming {
+                // The feed is read-only: client messages are ignored, but a
+                // close or an error ends the session.
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The public event stream shared by SSE (`/events`) and the WebSocket (`/ws`):
+//! a bounded history for `Last-Event-ID` resumption and a per-subscriber stream
+//! that turns falling behind into an explicit `reset`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use futures_util::stream::{self, Stream};
+use serde_json::Value;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+use crate::hub::{Hub, PublicEvent};
+
+/// Events kept for resumption. A client that was away longer reloads the snapshot.
+pub const HISTORY_CAP: usize = 4096;
+
+/// The last [`HISTORY_CAP`] public events, in sequence order.
+#[derive(Debug, Default)]
+pub struct History {
+    events: Mutex<VecDeque<PublicEvent>>,
+}
+
+/// Why a subscriber must reload the snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResetReason {
+    /// The `Last-Event-ID` is older than the history kept, or unknown
+    /// (numbering restarts with the daemon).
+    TooOld,
+    /// The subscriber read too slowly and events were dropped for it.
+    Lagged,
+}
+
+impl ResetReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            ResetReason::TooOld => "last_event_id_too_old",
+            ResetReason::Lagged => "lagged",
+        }
+    }
+}
+
+/// One item of a subscriber's stream.
+#[derive(Clone, Debug)]
+pub enum Item {
+    Event(PublicEvent),
+    Reset(ResetReason),
+}
+
+impl Item {
+    /// The documented JSON form (docs/feeds.md).
+    pub fn to_json(&self) -> Value {
+        match self {
+            Item::Event(ev) => event_json(ev),
+            Item::Reset(r) => serde_json::json!({
+                "type": "reset",
+                "reason": r.as_str(),
+                "snapshot": "/snapshot.json",
+            }),
+        }
+    }
+}
+
+/// `{"seq":…,"board":…,"t_ms":…,"type":"move",…}`: the event's fields flattened.
+pub fn event_json(ev: &PublicEvent) -> Value {
+    let mut v = serde_json::to_value(&ev.event).expect("game events serialise");
+    if let Value::Object(map) = &mut v {
+        map.insert("seq".into(), ev.seq.into());
+        map.insert("board".into(), ev.board.into());
+        map.insert("t_ms".into(), ev.t_ms.into());
+    }
+    v
+}
+
+impl History {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<PublicEvent>> {
+        self.events.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `hub`'s public events from now on (a background task).
+    pub fn follow(hub: &Hub) -> Arc<History> {
+        let history = Arc::new(History::default());
+        let mut rx = hub.subscribe_public();
+        let h = Arc::clone(&history);
+        tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(ev) => h.push(ev),
+                    // Those events are lost for resumption; a client asking for
+                    // them is told to reset (its gap check sees the hole).
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return,
+                }
+                if Arc::strong_count(&h) == 1 {
+                    return;
+                }
+            }
+        });
+        history
+    }
+
+    fn push(&self, ev: PublicEvent) {
+        let mut q = self.lock();
+        if q.len() == HISTORY_CAP {
+            q.pop_front();
+        }
+        q.push_back(ev);
+    }
+
+    /// Sequence number of the newest event kept (0 before any).
+    pub fn last_seq(&self) -> u64 {
+        self.lock().back().map_or(0, |e| e.seq)
+    }
+
+    /// Events after `after` up to and including `upto`, if the history holds
+    /// every one of them.
+    fn range(&self, after: u64, upto: u64) -> Option<Vec<PublicEvent>> {
+        if after > upto {
+            // An id from the future: the daemon restarted and numbering began
+            // again, so the client's position means nothing now.
+            return None;
+        }
+        let q = self.lock();
+        let got: Vec<PublicEvent> = q
+            .iter()
+            .filter(|e| e.seq > after && e.seq <= upto)
+            .cloned()
+            .collect();
+        let complete = got.len() as u64 == upto.saturating_sub(after)
+            && got.first().is_none_or(|e| e.seq == after + 1);
+        complete.then_some(got)
+    }
+}
+
+struct SubState {
+    rx: broadcast::Receiver<PublicEvent>,
+    history: Arc<History>,
+    backlog: VecDeque<Item>,
+    /// Last sequence number delivered; `None` when the client has not said where it is.
+    last: Option<u64>,
+}
+
+/// The stream one subscriber reads: events after `last_event_id` (from the
+/// history), then live events, with a `reset` whenever continuity is lost.
+pub fn subscribe(
+    hub: &Hub,
+    history: Arc<History>,
+    last_event_id: Option<u64>,
+) -> impl Stream<Item = Item> + Send + 'static {
+    // Subscribe first: an event broadcast while the history is read is then
+    // seen by the receiver, and duplicates are dropped by sequence number.
+    let rx = hub.subscribe_public();
+    let mut backlog = VecDeque::new();
+    let mut last = last_event_id;
+    if let Some(after) = last_event_id {
+        let upto = history.last_seq();
+        match history.range(after, upto) {
+            Some(events) => backlog.extend(events.into_iter().map(Item::Event)),
+            None => {
+                backlog.push_back(Item::Reset(ResetReason::TooOld));
+                last = None;
+            }
+        }
+        if let Some(Item::Event(e)) = backlog.back() {
+            last = Some(e.seq);
+        } else if last.is_some() {
+            last = Some(upto.max(after));
+        }
+    }
+    let state = SubState {
+        rx,
+        history,
+        backlog,
+        last,
+    };
+    stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(item) = s.backlog.pop_front() {
+                return Some((item, s));
+            }
+            match s.rx.recv().await {
+                Ok(ev) => {
+                    let Some(last) = s.last else {
+                        s.last = Some(ev.seq);
+                        return Some((Item::Event(ev), s));
+                    };
+                    if ev.seq <= last {
+                        continue;
+                    }
+                    if ev.seq > last + 1 {
+                        // Events between were broadcast before we subscribed;
+                        // the history has them unless it dropped them.
+                        match s.history.range(last, ev.seq - 1) {
+                            Some(gap) => s.backlog.extend(gap.into_iter().map(Item::Event)),
+                            None => s.backlog.push_back(Item::Reset(ResetReason::TooOld)),
+                        }
+                    }
+                    s.last = Some(ev.seq);
+                    s.backlog.push_back(Item::Event(ev));
+                }
+                Err(RecvError::Lagged(_)) => {
+                    s.last = None;
+                    return Some((Item::Reset(ResetReason::Lagged), s));
+                }
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    })
+}
