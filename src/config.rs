@@ -18,15 +18,23 @@ pub const ENV_HTTP_LISTEN: &str = "EBOARD_BRIDGE_HTTP_LISTEN";
 pub const ENV_DATA_DIR: &str = "EBOARD_BRIDGE_DATA_DIR";
 /// Environment variable overriding `[discovery] enabled` (`true`/`false`).
 pub const ENV_DISCOVERY: &str = "EBOARD_BRIDGE_DISCOVERY";
+/// Shortest arbiter token accepted: the dashboard shows what players may not see
+/// (Article 12.6), so the token must not be guessable.
+pub const MIN_TOKEN_CHARS: usize = 16;
+/// Overrides `http.arbiter_token` (keeps the secret out of the file).
+pub const ENV_ARBITER_TOKEN: &str = "EBOARD_BRIDGE_ARBITER_TOKEN";
 
 /// The defaults as a commented TOML file (`eboard-bridge print-config`).
 pub const DEFAULT_CONFIG_TOML: &str = r#"# eboard-bridge configuration (TOML). Every key is optional; shown are the defaults.
 # Environment overrides: EBOARD_BRIDGE_HTTP_LISTEN, EBOARD_BRIDGE_DATA_DIR,
-# EBOARD_BRIDGE_DISCOVERY (true/false).
+# EBOARD_BRIDGE_DISCOVERY (true/false), EBOARD_BRIDGE_ARBITER_TOKEN.
 
 [http]
 # Address the HTTP server (feeds for broadcasts and arbiters) listens on.
 listen = "127.0.0.1:8080"
+# Token for the arbiter dashboard (/arbiter/) and the operator API. When not set,
+# a random token is made once and kept in <data_dir>/arbiter-token (mode 0600).
+# arbiter_token = "a long random string"
 
 [storage]
 # The journal (every byte from every board, every event) and the games live here.
@@ -50,6 +58,21 @@ probe_ms = 2000
 silence_timeout_ms = 6000
 # Bus mode: poll every board for changes this often, ms.
 bus_poll_ms = 300
+
+# The event, for the feeds (PGN tags, LiveChess-Cloud JSON); see docs/feeds.md.
+# [tournament]
+# name = "Hometown Open 2026"
+# site = "Hometown"
+# time_control = "5400+30"       # PGN TimeControl notation
+# rounds = 9
+# current_round = 3              # default 1
+# delay_secs = 900               # public feeds lag this much (0..=3600); arbiters are live
+# trf = "/srv/open/round3.trf"   # FIDE TRF export (Swiss-Manager) to take pairings from
+#
+# [[pairing]]                    # board -> players (wins over the TRF)
+# board = 1
+# white = { name = "Carlsen, Magnus", title = "GM", rating = 2830, fide_id = 1503014 }
+# black = { name = "Doe, Jane", rating = 2105 }
 
 # One [[board]] table per board (or per board behind a bus port). Examples:
 #
@@ -100,6 +123,9 @@ pub struct Config {
     pub device: DeviceConfig,
     #[serde(rename = "board")]
     pub boards: Vec<BoardConfig>,
+    pub tournament: crate::publish::TournamentConfig,
+    #[serde(rename = "pairing")]
+    pub pairings: Vec<crate::publish::PairingConfig>,
 }
 
 /// `[http]`.
@@ -107,12 +133,15 @@ pub struct Config {
 #[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
     pub listen: SocketAddr,
+    /// Token for `/arbiter/` and the operator API; see [`Config::arbiter_token`].
+    pub arbiter_token: Option<String>,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            arbiter_token: None,
         }
     }
 }
@@ -264,6 +293,9 @@ impl Config {
             }
             self.storage.data_dir = PathBuf::from(v);
         }
+        if let Some(v) = get(ENV_ARBITER_TOKEN) {
+            self.http.arbiter_token = Some(v);
+        }
         if let Some(v) = get(ENV_DISCOVERY) {
             self.discovery.enabled = match v.as_str() {
                 "true" | "1" | "yes" => true,
@@ -283,6 +315,17 @@ impl Config {
     /// Checks what the types cannot: numbers, serials, timings, duplicates.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key: String, problem: String| Err(ConfigError::Invalid { key, problem });
+        if let Some(token) = &self.http.arbiter_token {
+            if token.chars().count() < MIN_TOKEN_CHARS || token.chars().any(char::is_whitespace) {
+                return invalid(
+                    "http.arbiter_token".into(),
+                    format!(
+                        "too short or has spaces; use at least {MIN_TOKEN_CHARS} characters without \
+                         spaces (or leave it out and one is generated)"
+                    ),
+                );
+            }
+        }
         if self.storage.data_dir.as_os_str().is_empty() {
             return invalid(
                 "storage.data_dir".into(),

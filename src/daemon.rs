@@ -560,11 +560,28 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
             }
             let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Stopping]);
         };
+        // The listener is bound before READY: a unit that says it is ready
+        // serves its feeds.
+        let http = crate::service::start_http(&config, config.http.listen, hub.clone()).await?;
+        info!(
+            "feeds on http://{addr}/games.pgn, http://{addr}/events; arbiter dashboard on \
+             http://{addr}/arbiter/ ({})",
+            if config.http.arbiter_token.is_some() {
+                "token from the configuration".to_string()
+            } else {
+                format!(
+                    "token in {}",
+                    crate::service::token_path(&config.storage.data_dir).display()
+                )
+            },
+            addr = http.addr
+        );
         let ready = || {
             info!("running");
             let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
         };
-        run(config, hub, stop, ready).await
+        run(config, hub, stop, ready).await?;
+        anyhow::Ok(())
     })?;
     Ok(std::process::ExitCode::SUCCESS)
 }

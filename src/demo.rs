@@ -23,6 +23,8 @@ use crate::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use crate::events::GameEvent;
 use crate::games::{load_pgn, Game};
 use crate::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
+use crate::publish::{PairingConfig, Player};
+use crate::service::start_http;
 
 /// The embedded games (public domain, from the GNU Chess opening book).
 const DEMO_GAMES: &str = include_str!("../assets/demo-games.pgn");
@@ -41,6 +43,9 @@ pub struct DemoOptions {
     /// The daemon's data directory (journal, captures, PGN files). A fresh
     /// temporary directory when not given.
     pub data_dir: Option<PathBuf>,
+    /// Where the feeds and the dashboard are served; when the port is taken, the
+    /// demo takes a free one and says which.
+    pub listen: std::net::SocketAddr,
 }
 
 impl Default for DemoOptions {
@@ -51,6 +56,7 @@ impl Default for DemoOptions {
             seed: 1,
             max_duration: None,
             data_dir: None,
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
         }
     }
 }
@@ -113,6 +119,9 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     // no real board plugged into this machine is picked up.
     config.storage.recover = false;
     config.discovery.enabled = false;
+    config.tournament.name = Some("eboard-bridge demo".into());
+    config.tournament.site = Some("virtual boards".into());
+    config.tournament.time_control = Some("5400+30".into());
 
     let mut boards: BTreeMap<u32, DemoBoard> = BTreeMap::new();
     for i in 0..opts.boards {
@@ -146,6 +155,16 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
                 ""
             },
         );
+        let player = |tag: &str| Player {
+            name: game.header(tag).unwrap_or("?").to_owned(),
+            ..Player::default()
+        };
+        config.pairings.push(PairingConfig {
+            round: None,
+            board: number,
+            white: player("White"),
+            black: player("Black"),
+        });
         config.boards.push(BoardConfig {
             port: emulator.path().to_owned(),
             protocol: Protocol::Dgt,
@@ -170,6 +189,27 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     );
 
     let hub = Arc::new(Hub::new());
+    let http = match start_http(&config, opts.listen, hub.clone()).await {
+        Ok(http) => http,
+        Err(e) if opts.listen.port() != 0 => {
+            println!("({e:#}; using a free port instead)");
+            let mut any = opts.listen;
+            any.set_port(0);
+            start_http(&config, any, hub.clone()).await?
+        }
+        Err(e) => return Err(e),
+    };
+    let base = format!("http://{}", http.addr);
+    println!();
+    println!("public feeds (what broadcasts read):");
+    println!("  {base}/games.pgn            every game of the round, Lichess-broadcast ready");
+    println!("  {base}/tournament.json      LiveChess-Cloud style JSON (also /round-1/index.json, /round-1/game-1.json)");
+    println!(
+        "  {base}/events               live event stream (Server-Sent Events; WebSocket at /ws)"
+    );
+    println!("arbiter dashboard (private, Article 12.6):");
+    println!("  {base}/arbiter/?token={}", http.token);
+    println!();
     let mut public = hub.subscribe_public();
     let mut arbiter = hub.subscribe_arbiter();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();

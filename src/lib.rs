@@ -22,6 +22,7 @@ pub mod journal;
 pub mod pgn;
 pub mod publish;
 pub mod replay;
+pub mod service;
 pub mod session;
 pub mod sim;
 pub mod timecontrol;

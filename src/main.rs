@@ -77,6 +77,10 @@ enum Command {
         /// temporary directory when not given.
         #[arg(long, value_name = "DIR")]
         data_dir: Option<PathBuf>,
+        /// Address for the feeds and the arbiter dashboard (a free port is taken
+        /// when this one is busy).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
     },
 }
 
@@ -114,12 +118,14 @@ fn main() -> ExitCode {
             seed,
             max_seconds,
             data_dir,
+            listen,
         } => eboard_bridge::demo::run_cli(&eboard_bridge::demo::DemoOptions {
             boards,
             speed,
             seed,
             max_duration: max_seconds.map(std::time::Duration::from_secs),
             data_dir,
+            listen,
         }),
     };
     match result {

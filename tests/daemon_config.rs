@@ -12,7 +12,10 @@ use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions};
 use eboard_bridge::games::load_pgn;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"));
+    // Tests run in parallel: each daemon takes a free port, not 8080.
+    cmd.env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0");
+    cmd
 }
 
 fn run_with(config: &str, env: &[(&str, &str)]) -> Output {
@@ -191,6 +194,7 @@ fn systemd_hears_ready_status_watchdog_and_stopping() {
     let log = dir.path().join("log");
     // systemd names the watched process in WATCHDOG_PID; exec keeps the shell's pid.
     let mut child = Command::new("sh")
+        .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
         .arg("-c")
         .arg("WATCHDOG_PID=$$ exec \"$0\" run")
         .arg(env!("CARGO_BIN_EXE_eboard-bridge"))

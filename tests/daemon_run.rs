@@ -54,6 +54,8 @@ fn start_daemon(config: &Path, log: &Path) -> Child {
         .open(log)
         .unwrap();
     Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        // Tests run in parallel: each daemon takes a free port, not 8080.
+        .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
         .arg("run")
         .arg("--config")
         .arg(config)
@@ -175,6 +177,8 @@ fn run_follows_two_boards_and_the_journal_replays_to_the_same_games() {
     captures.sort();
     assert_eq!(captures.len(), 2);
     let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        // Tests run in parallel: each daemon takes a free port, not 8080.
+        .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
         .arg("replay")
         .args(&captures)
         .output()

@@ -17,6 +17,8 @@ fn demo_reads_back_every_board_faithfully() {
             "1000",
             "--max-seconds",
             "25",
+            "--listen",
+            "127.0.0.1:0",
         ])
         .arg("--data-dir")
         .arg(dir.path())
@@ -75,6 +77,9 @@ fn demo_reads_back_every_board_faithfully() {
         let pgn = String::from_utf8_lossy(&replay.stdout);
         assert!(pgn.contains("1. "), "replayed capture has moves: {pgn}");
     }
+    // The operator is told where the feeds and the dashboard are.
+    assert!(stdout.contains("/games.pgn"), "{stdout}");
+    assert!(stdout.contains("/arbiter/?token="), "{stdout}");
     // Board 3 has White's clock on the right; it was still followed (checked above).
     assert!(stdout.contains("White's clock on the right"));
 }

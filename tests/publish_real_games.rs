@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
+use eboard_bridge::chess960::start_number;
 use eboard_bridge::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
-use eboard_bridge::games::{chess960_number, load_index, load_pgn};
+use eboard_bridge::games::{load_index, load_pgn};
 use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::feeds::games_pgn;
 use eboard_bridge::publish::{Tournament, TournamentConfig};
@@ -12,6 +13,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
 use shakmaty::EnPassantMode;
+use shakmaty::Position as _;
 
 fn index() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/expected/games-index.jsonl")
@@ -53,7 +55,7 @@ fn indexed_games_round_trip_through_the_round_pgn() {
                 0,
                 GameEvent::GameStart {
                     fen: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
-                    chess960: chess960_number(&pos),
+                    chess960: start_number(pos.board()),
                     rotated: false,
                 },
             ),

@@ -1,0 +1,103 @@
+//! Assembling the daemon's HTTP side from the configuration: the arbiter token,
+//! the tournament data and the listener. Used by `run` and by the demo, so both
+//! serve exactly the same feeds and dashboard.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::http::FeedConfig;
+use crate::hub::Hub;
+use crate::publish::Tournament;
+
+/// The arbiter token: the configured one, else the one kept in
+/// `<data_dir>/arbiter-token`, made (32 random hex digits, mode 0600) on first use
+/// so that it survives restarts and an operator can read it from the file.
+pub fn arbiter_token(config: &Config) -> anyhow::Result<String> {
+    if let Some(token) = &config.http.arbiter_token {
+        return Ok(token.clone());
+    }
+    let path = token_path(&config.storage.data_dir);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().to_owned()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!("cannot read the arbiter token {}; fix its permissions or delete it to make a new one", path.display())
+            })
+        }
+    }
+    let token: String = (0..16)
+        .map(|_| format!("{:02x}", rand::random::<u8>()))
+        .collect();
+    std::fs::create_dir_all(&config.storage.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            config.storage.data_dir.display()
+        )
+    })?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot write the arbiter token to {}", path.display()))?;
+    writeln!(file, "{token}")
+        .with_context(|| format!("cannot write the arbiter token to {}", path.display()))?;
+    Ok(token)
+}
+
+/// Where a generated arbiter token is kept.
+pub fn token_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("arbiter-token")
+}
+
+/// A running HTTP side.
+#[derive(Clone, Debug)]
+pub struct HttpInfo {
+    /// The address actually bound (the configured port, or the one the system
+    /// chose for port 0).
+    pub addr: SocketAddr,
+    pub token: String,
+}
+
+/// Binds the configured listener and serves the feeds and the dashboard from
+/// `hub` on a background task. Fails at once, with what to do, when the address
+/// cannot be bound or the tournament data cannot be read.
+pub async fn start_http(
+    config: &Config,
+    listen: SocketAddr,
+    hub: Arc<Hub>,
+) -> anyhow::Result<HttpInfo> {
+    let tournament = Tournament::load(config.tournament.clone(), &config.pairings)
+        .context("the [tournament] or [[pairing]] configuration is unusable")?;
+    let token = arbiter_token(config)?;
+    let listener = TcpListener::bind(listen).await.with_context(|| {
+        format!(
+            "cannot listen on {listen}: another program may use the port; set [http] listen \
+             (or EBOARD_BRIDGE_HTTP_LISTEN) to a free address"
+        )
+    })?;
+    let addr = listener
+        .local_addr()
+        .context("the listener has no address")?;
+    let feeds = FeedConfig {
+        arbiter_token: token.clone(),
+        tournament: Arc::new(tournament),
+        pgn_dir: Some(config.storage.data_dir.join("broadcast")),
+    };
+    tokio::spawn(async move {
+        if let Err(e) = crate::http::serve(listener, hub, feeds).await {
+            tracing::error!("the HTTP server stopped: {e}");
+        }
+    });
+    Ok(HttpInfo { addr, token })
+}
