@@ -129,6 +129,9 @@ pub struct Journal {
     captures: std::collections::HashMap<String, OpenCapture>,
     events: std::collections::BTreeMap<u32, EventLog>,
     last_sync: Instant,
+    /// The thread that fsyncs the batches (see [`Journal::sync_if_due`]),
+    /// started on first use.
+    syncer: Option<std::sync::mpsc::Sender<Vec<(PathBuf, File)>>>,
 }
 
 fn create_dir(path: &Path) -> Result<(), JournalError> {
@@ -150,6 +153,7 @@ impl Journal {
             captures: Default::default(),
             events: Default::default(),
             last_sync: Instant::now(),
+            syncer: None,
         })
     }
 
@@ -418,10 +422,107 @@ impl Journal {
         Ok(())
     }
 
+    /// Flushes and fsyncs port `key`'s capture and the event logs of `boards`
+    /// only: what a durable event needs at once. Fsyncing every dirty file
+    /// here instead would cost one fsync per board per verified move, which
+    /// with hundreds of boards stalls the daemon's loop for seconds; the other
+    /// files wait for the batched [`Journal::sync_if_due`].
+    pub fn sync_only(
+        &mut self,
+        key: Option<&str>,
+        boards: &std::collections::BTreeSet<u32>,
+    ) -> Result<(), JournalError> {
+        if let Some(c) = key
+            .and_then(|k| self.captures.get_mut(k))
+            .filter(|c| c.dirty)
+        {
+            let path = c.path.clone();
+            let err = |source| JournalError::Write {
+                path: path.clone(),
+                source,
+            };
+            c.writer.flush().map_err(err)?;
+            c.sync_handle.sync_data().map_err(err)?;
+            c.dirty = false;
+        }
+        for b in boards {
+            if let Some(log) = self.events.get_mut(b).filter(|l| l.dirty) {
+                let path = log.path.clone();
+                log.out
+                    .flush()
+                    .and_then(|()| log.out.get_ref().sync_data())
+                    .map_err(|source| JournalError::Write { path, source })?;
+                log.dirty = false;
+            }
+        }
+        Ok(())
+    }
+
     /// The batched sync: fsyncs if [`SYNC_INTERVAL`] has passed.
+    ///
+    /// The daemon's loop calls this: the buffers reach the OS here, and the
+    /// fsyncs run on a thread of their own, on duplicated descriptors. With a
+    /// thousand boards a batch is a thousand fsyncs, which would otherwise hold
+    /// the loop (and every board's moves) for as long as the disk takes. Only
+    /// power-loss durability waits for that thread; the ordering "chunk at the
+    /// OS before its events" never depended on fsync.
     pub fn sync_if_due(&mut self) -> Result<(), JournalError> {
-        if self.last_sync.elapsed() >= SYNC_INTERVAL {
-            self.sync()?;
+        if self.last_sync.elapsed() < SYNC_INTERVAL {
+            return Ok(());
+        }
+        self.last_sync = Instant::now();
+        let mut batch = Vec::new();
+        for c in self.captures.values_mut().filter(|c| c.dirty) {
+            let path = c.path.clone();
+            let err = |source| JournalError::Write {
+                path: path.clone(),
+                source,
+            };
+            c.writer.flush().map_err(err)?;
+            batch.push((c.path.clone(), c.sync_handle.try_clone().map_err(err)?));
+            c.dirty = false;
+        }
+        for log in self.events.values_mut().filter(|l| l.dirty) {
+            let path = log.path.clone();
+            let err = |source| JournalError::Write {
+                path: path.clone(),
+                source,
+            };
+            log.out.flush().map_err(err)?;
+            batch.push((
+                log.path.clone(),
+                log.out.get_ref().try_clone().map_err(err)?,
+            ));
+            log.dirty = false;
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let syncer = self.syncer.get_or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<Vec<(PathBuf, File)>>();
+            // If the thread cannot start, batches are fsynced in the loop (below).
+            let _ = std::thread::Builder::new()
+                .name("journal-sync".into())
+                .spawn(move || {
+                    while let Ok(batch) = rx.recv() {
+                        for (path, file) in batch {
+                            if let Err(e) = file.sync_data() {
+                                tracing::error!(
+                                    "cannot fsync {}: {e}. The disk may be failing or full",
+                                    path.display()
+                                );
+                            }
+                        }
+                    }
+                });
+            tx
+        });
+        if let Err(std::sync::mpsc::SendError(batch)) = syncer.send(batch) {
+            self.syncer = None;
+            for (path, file) in batch {
+                file.sync_data()
+                    .map_err(|source| JournalError::Write { path, source })?;
+            }
         }
         Ok(())
     }
