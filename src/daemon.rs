@@ -507,10 +507,9 @@ impl Daemon {
         }
     }
 
-    fn write_games(&self, board: u32) {
-        if let Err(e) = self.journal.write_games(board, &self.hub.games(board)) {
-            error!("{e}");
-        }
+    fn write_games(&mut self, board: u32) {
+        let games = self.hub.games(board);
+        self.journal.write_games_later(board, games);
     }
 
     /// Time passes: trackers' hold timers run.

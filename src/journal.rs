@@ -122,6 +122,10 @@ struct EventLog {
     dirty: bool,
 }
 
+/// Work for the journal's background thread: fsyncs and game files, done in
+/// the order given.
+type BackgroundJob = Box<dyn FnOnce() + Send>;
+
 /// The journal of one daemon run.
 pub struct Journal {
     data_dir: PathBuf,
@@ -131,7 +135,7 @@ pub struct Journal {
     last_sync: Instant,
     /// The thread that fsyncs the batches (see [`Journal::sync_if_due`]),
     /// started on first use.
-    syncer: Option<std::sync::mpsc::Sender<Vec<(PathBuf, File)>>>,
+    syncer: Option<std::sync::mpsc::Sender<BackgroundJob>>,
 }
 
 fn create_dir(path: &Path) -> Result<(), JournalError> {
@@ -398,8 +402,17 @@ impl Journal {
             })
     }
 
-    /// Flushes and fsyncs everything written since the last sync.
+    /// Flushes and fsyncs everything written since the last sync, after the
+    /// background thread has finished what it was given (so at a stop no game
+    /// file or batch is left half done).
     pub fn sync(&mut self) -> Result<(), JournalError> {
+        if self.syncer.is_some() {
+            let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+            self.in_background(Box::new(move || {
+                let _ = done_tx.send(());
+            }));
+            let _ = done_rx.recv();
+        }
         for c in self.captures.values_mut().filter(|c| c.dirty) {
             let path = c.path.clone();
             let err = |source| JournalError::Write {
@@ -498,33 +511,60 @@ impl Journal {
         if batch.is_empty() {
             return Ok(());
         }
+        let job = move || {
+            for (path, file) in batch {
+                if let Err(e) = file.sync_data() {
+                    tracing::error!(
+                        "cannot fsync {}: {e}. The disk may be failing or full",
+                        path.display()
+                    );
+                }
+            }
+        };
+        self.in_background(Box::new(job));
+        Ok(())
+    }
+
+    /// Runs `job` on the journal's own thread (started on first use), after
+    /// the jobs handed over before it; in the caller if the thread is gone.
+    fn in_background(&mut self, job: BackgroundJob) {
         let syncer = self.syncer.get_or_insert_with(|| {
-            let (tx, rx) = std::sync::mpsc::channel::<Vec<(PathBuf, File)>>();
-            // If the thread cannot start, batches are fsynced in the loop (below).
+            let (tx, rx) = std::sync::mpsc::channel::<BackgroundJob>();
+            // If the thread cannot start, the send below fails and jobs run here.
             let _ = std::thread::Builder::new()
                 .name("journal-sync".into())
                 .spawn(move || {
-                    while let Ok(batch) = rx.recv() {
-                        for (path, file) in batch {
-                            if let Err(e) = file.sync_data() {
-                                tracing::error!(
-                                    "cannot fsync {}: {e}. The disk may be failing or full",
-                                    path.display()
-                                );
-                            }
-                        }
+                    while let Ok(job) = rx.recv() {
+                        job();
                     }
                 });
             tx
         });
-        if let Err(std::sync::mpsc::SendError(batch)) = syncer.send(batch) {
+        if let Err(std::sync::mpsc::SendError(job)) = syncer.send(job) {
             self.syncer = None;
-            for (path, file) in batch {
-                file.sync_data()
-                    .map_err(|source| JournalError::Write { path, source })?;
-            }
+            job();
         }
-        Ok(())
+    }
+
+    /// [`Journal::write_games`] on the journal's thread: the file is replaced
+    /// atomically as before, but the fsync no longer holds the daemon's loop
+    /// (one per verified move, which at a thousand boards is the loop's whole
+    /// time). Writes of one board land in the order they were asked for.
+    pub fn write_games_later(&mut self, board: u32, games: Vec<GameRecord>) {
+        let data_dir = self.data_dir.clone();
+        self.in_background(Box::new(move || {
+            let j = Journal {
+                data_dir,
+                run_unix_ms: 0,
+                captures: Default::default(),
+                events: Default::default(),
+                last_sync: Instant::now(),
+                syncer: None,
+            };
+            if let Err(e) = j.write_games(board, &games) {
+                tracing::error!("{e}");
+            }
+        }));
     }
 
     /// Rewrites `games/board-N.pgn` with `games` (write to a temporary file,
