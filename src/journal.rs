@@ -435,16 +435,18 @@ impl Journal {
         Ok(())
     }
 
-    /// Flushes and fsyncs port `key`'s capture and the event logs of `boards`
-    /// only: what a durable event needs at once. Fsyncing every dirty file
-    /// here instead would cost one fsync per board per verified move, which
-    /// with hundreds of boards stalls the daemon's loop for seconds; the other
-    /// files wait for the batched [`Journal::sync_if_due`].
+    /// Hands port `key`'s capture and the event logs of `boards` to the OS
+    /// now and has them fsynced at once on the journal's thread: what a
+    /// durable event (verified move, result, alert) needs. Fsyncing in the
+    /// caller, or every dirty file, would hold the daemon's loop for one or
+    /// more disk flushes per verified move, which at a thousand boards is
+    /// seconds of delay for every board.
     pub fn sync_only(
         &mut self,
         key: Option<&str>,
         boards: &std::collections::BTreeSet<u32>,
     ) -> Result<(), JournalError> {
+        let mut batch = Vec::new();
         if let Some(c) = key
             .and_then(|k| self.captures.get_mut(k))
             .filter(|c| c.dirty)
@@ -455,20 +457,42 @@ impl Journal {
                 source,
             };
             c.writer.flush().map_err(err)?;
-            c.sync_handle.sync_data().map_err(err)?;
+            batch.push((c.path.clone(), c.sync_handle.try_clone().map_err(err)?));
             c.dirty = false;
         }
         for b in boards {
             if let Some(log) = self.events.get_mut(b).filter(|l| l.dirty) {
                 let path = log.path.clone();
-                log.out
-                    .flush()
-                    .and_then(|()| log.out.get_ref().sync_data())
-                    .map_err(|source| JournalError::Write { path, source })?;
+                let err = |source| JournalError::Write {
+                    path: path.clone(),
+                    source,
+                };
+                log.out.flush().map_err(err)?;
+                batch.push((
+                    log.path.clone(),
+                    log.out.get_ref().try_clone().map_err(err)?,
+                ));
                 log.dirty = false;
             }
         }
+        self.fsync_in_background(batch);
         Ok(())
+    }
+
+    fn fsync_in_background(&mut self, batch: Vec<(PathBuf, File)>) {
+        if batch.is_empty() {
+            return;
+        }
+        self.in_background(Box::new(move || {
+            for (path, file) in batch {
+                if let Err(e) = file.sync_data() {
+                    tracing::error!(
+                        "cannot fsync {}: {e}. The disk may be failing or full",
+                        path.display()
+                    );
+                }
+            }
+        }));
     }
 
     /// The batched sync: fsyncs if [`SYNC_INTERVAL`] has passed.
@@ -508,20 +532,7 @@ impl Journal {
             ));
             log.dirty = false;
         }
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let job = move || {
-            for (path, file) in batch {
-                if let Err(e) = file.sync_data() {
-                    tracing::error!(
-                        "cannot fsync {}: {e}. The disk may be failing or full",
-                        path.display()
-                    );
-                }
-            }
-        };
-        self.in_background(Box::new(job));
+        self.fsync_in_background(batch);
         Ok(())
     }
 
