@@ -468,12 +468,15 @@ impl Daemon {
                 error!("{e}");
             }
         }
-        let mut durable = false;
+        let mut durable = BTreeSet::new();
         let mut games = BTreeSet::new();
         for stamped in std::mem::take(&mut self.events) {
             let seq = self.hub.apply(&stamped, true);
             match self.journal.record_event(&stamped, seq) {
-                Ok(d) => durable |= d,
+                Ok(true) => {
+                    durable.insert(stamped.board);
+                }
+                Ok(false) => {}
                 Err(e) => error!("{e}"),
             }
             match &stamped.event {
@@ -494,8 +497,8 @@ impl Daemon {
                 TrackerEvent::Game(_) => {}
             }
         }
-        if durable {
-            if let Err(e) = self.journal.sync() {
+        if !durable.is_empty() {
+            if let Err(e) = self.journal.sync_only(key, &durable) {
                 error!("{e}");
             }
         }
@@ -504,10 +507,9 @@ impl Daemon {
         }
     }
 
-    fn write_games(&self, board: u32) {
-        if let Err(e) = self.journal.write_games(board, &self.hub.games(board)) {
-            error!("{e}");
-        }
+    fn write_games(&mut self, board: u32) {
+        let games = self.hub.games(board);
+        self.journal.write_games_later(board, games);
     }
 
     /// Time passes: trackers' hold timers run.

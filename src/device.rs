@@ -685,11 +685,38 @@ pub async fn supervise(
     let mut failures = 0u32;
     loop {
         let started = Instant::now();
-        let result = if bus {
-            run_dgt_bus_link(&path, epoch, timings, tx.clone()).await
-        } else {
-            run_single_link(&path, epoch, timings, tx.clone()).await
+        // The link's reports pass through here so that we see whether a board
+        // answered: a board that answered and was then unplugged is replugged
+        // as a fresh start (250 ms), not as the n-th failure of an absent one.
+        let (link_tx, mut link_rx) = mpsc::channel::<LinkEvent>(64);
+        let link = async {
+            if bus {
+                run_dgt_bus_link(&path, epoch, timings, link_tx).await
+            } else {
+                run_single_link(&path, epoch, timings, link_tx).await
+            }
         };
+        tokio::pin!(link);
+        let mut answered = false;
+        let result = loop {
+            tokio::select! {
+                biased;
+                Some(e) = link_rx.recv() => {
+                    answered |= matches!(e, LinkEvent::Up | LinkEvent::BusBoard { present: true, .. });
+                    if tx.send(e).await.is_err() {
+                        return;
+                    }
+                }
+                r = &mut link => break r,
+            }
+        };
+        // What the link reported just before it ended.
+        while let Ok(e) = link_rx.try_recv() {
+            answered |= matches!(e, LinkEvent::Up | LinkEvent::BusBoard { present: true, .. });
+            if tx.send(e).await.is_err() {
+                return;
+            }
+        }
         let reason = match result {
             Ok(()) => return,
             Err(e) => e.to_string(),
@@ -697,8 +724,9 @@ pub async fn supervise(
         if tx.send(LinkEvent::Down(reason)).await.is_err() {
             return;
         }
-        // A link that ran for a while was healthy: start the backoff afresh.
-        if started.elapsed() > Duration::from_secs(30) {
+        // A link a board answered on, or one that ran for a while, was
+        // healthy: start the backoff afresh.
+        if answered || started.elapsed() > Duration::from_secs(30) {
             failures = 0;
         }
         tokio::time::sleep(reopen_backoff(failures)).await;

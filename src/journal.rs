@@ -122,6 +122,10 @@ struct EventLog {
     dirty: bool,
 }
 
+/// Work for the journal's background thread: fsyncs and game files, done in
+/// the order given.
+type BackgroundJob = Box<dyn FnOnce() + Send>;
+
 /// The journal of one daemon run.
 pub struct Journal {
     data_dir: PathBuf,
@@ -129,6 +133,9 @@ pub struct Journal {
     captures: std::collections::HashMap<String, OpenCapture>,
     events: std::collections::BTreeMap<u32, EventLog>,
     last_sync: Instant,
+    /// The thread that fsyncs the batches (see [`Journal::sync_if_due`]),
+    /// started on first use.
+    syncer: Option<std::sync::mpsc::Sender<BackgroundJob>>,
 }
 
 fn create_dir(path: &Path) -> Result<(), JournalError> {
@@ -150,6 +157,7 @@ impl Journal {
             captures: Default::default(),
             events: Default::default(),
             last_sync: Instant::now(),
+            syncer: None,
         })
     }
 
@@ -394,8 +402,17 @@ impl Journal {
             })
     }
 
-    /// Flushes and fsyncs everything written since the last sync.
+    /// Flushes and fsyncs everything written since the last sync, after the
+    /// background thread has finished what it was given (so at a stop no game
+    /// file or batch is left half done).
     pub fn sync(&mut self) -> Result<(), JournalError> {
+        if self.syncer.is_some() {
+            let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+            self.in_background(Box::new(move || {
+                let _ = done_tx.send(());
+            }));
+            let _ = done_rx.recv();
+        }
         for c in self.captures.values_mut().filter(|c| c.dirty) {
             let path = c.path.clone();
             let err = |source| JournalError::Write {
@@ -418,12 +435,147 @@ impl Journal {
         Ok(())
     }
 
-    /// The batched sync: fsyncs if [`SYNC_INTERVAL`] has passed.
-    pub fn sync_if_due(&mut self) -> Result<(), JournalError> {
-        if self.last_sync.elapsed() >= SYNC_INTERVAL {
-            self.sync()?;
+    /// Hands port `key`'s capture and the event logs of `boards` to the OS
+    /// now and has them fsynced at once on the journal's thread: what a
+    /// durable event (verified move, result, alert) needs. Fsyncing in the
+    /// caller, or every dirty file, would hold the daemon's loop for one or
+    /// more disk flushes per verified move, which at a thousand boards is
+    /// seconds of delay for every board.
+    pub fn sync_only(
+        &mut self,
+        key: Option<&str>,
+        boards: &std::collections::BTreeSet<u32>,
+    ) -> Result<(), JournalError> {
+        let mut batch = Vec::new();
+        if let Some(c) = key
+            .and_then(|k| self.captures.get_mut(k))
+            .filter(|c| c.dirty)
+        {
+            let path = c.path.clone();
+            let err = |source| JournalError::Write {
+                path: path.clone(),
+                source,
+            };
+            c.writer.flush().map_err(err)?;
+            batch.push((c.path.clone(), c.sync_handle.try_clone().map_err(err)?));
+            c.dirty = false;
         }
+        for b in boards {
+            if let Some(log) = self.events.get_mut(b).filter(|l| l.dirty) {
+                let path = log.path.clone();
+                let err = |source| JournalError::Write {
+                    path: path.clone(),
+                    source,
+                };
+                log.out.flush().map_err(err)?;
+                batch.push((
+                    log.path.clone(),
+                    log.out.get_ref().try_clone().map_err(err)?,
+                ));
+                log.dirty = false;
+            }
+        }
+        self.fsync_in_background(batch);
         Ok(())
+    }
+
+    fn fsync_in_background(&mut self, batch: Vec<(PathBuf, File)>) {
+        if batch.is_empty() {
+            return;
+        }
+        self.in_background(Box::new(move || {
+            for (path, file) in batch {
+                if let Err(e) = file.sync_data() {
+                    tracing::error!(
+                        "cannot fsync {}: {e}. The disk may be failing or full",
+                        path.display()
+                    );
+                }
+            }
+        }));
+    }
+
+    /// The batched sync: fsyncs if [`SYNC_INTERVAL`] has passed.
+    ///
+    /// The daemon's loop calls this: the buffers reach the OS here, and the
+    /// fsyncs run on a thread of their own, on duplicated descriptors. With a
+    /// thousand boards a batch is a thousand fsyncs, which would otherwise hold
+    /// the loop (and every board's moves) for as long as the disk takes. Only
+    /// power-loss durability waits for that thread; the ordering "chunk at the
+    /// OS before its events" never depended on fsync.
+    pub fn sync_if_due(&mut self) -> Result<(), JournalError> {
+        if self.last_sync.elapsed() < SYNC_INTERVAL {
+            return Ok(());
+        }
+        self.last_sync = Instant::now();
+        let mut batch = Vec::new();
+        for c in self.captures.values_mut().filter(|c| c.dirty) {
+            let path = c.path.clone();
+            let err = |source| JournalError::Write {
+                path: path.clone(),
+                source,
+            };
+            c.writer.flush().map_err(err)?;
+            batch.push((c.path.clone(), c.sync_handle.try_clone().map_err(err)?));
+            c.dirty = false;
+        }
+        for log in self.events.values_mut().filter(|l| l.dirty) {
+            let path = log.path.clone();
+            let err = |source| JournalError::Write {
+                path: path.clone(),
+                source,
+            };
+            log.out.flush().map_err(err)?;
+            batch.push((
+                log.path.clone(),
+                log.out.get_ref().try_clone().map_err(err)?,
+            ));
+            log.dirty = false;
+        }
+        self.fsync_in_background(batch);
+        Ok(())
+    }
+
+    /// Runs `job` on the journal's own thread (started on first use), after
+    /// the jobs handed over before it; in the caller if the thread is gone.
+    fn in_background(&mut self, job: BackgroundJob) {
+        let syncer = self.syncer.get_or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<BackgroundJob>();
+            // If the thread cannot start, the send below fails and jobs run here.
+            let _ = std::thread::Builder::new()
+                .name("journal-sync".into())
+                .spawn(move || {
+                    while let Ok(job) = rx.recv() {
+                        job();
+                    }
+                });
+            tx
+        });
+        if let Err(std::sync::mpsc::SendError(job)) = syncer.send(job) {
+            self.syncer = None;
+            job();
+        }
+    }
+
+    /// [`Journal::write_games`] on the journal's thread: the file is replaced
+    /// atomically as before, but the fsync no longer holds the daemon's loop
+    /// (one per verified move, which at a thousand boards is the loop's whole
+    /// time). Writes of one board land in the order they were asked for.
+    pub fn write_games_later(&mut self, board: u32, games: Vec<GameRecord>) {
+        let data_dir = self.data_dir.clone();
+        self.in_background(Box::new(move || {
+            let j = Journal {
+                data_dir,
+                run_unix_ms: 0,
+                captures: Default::default(),
+                events: Default::default(),
+                last_sync: Instant::now(),
+                syncer: None,
+            };
+            if let Err(e) = j.write_games(board, &games) {
+                tracing::error!("{e}");
+            }
+        }));
     }
 
     /// Rewrites `games/board-N.pgn` with `games` (write to a temporary file,
