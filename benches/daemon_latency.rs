@@ -59,7 +59,7 @@ fn open_board(game: &eboard_bridge::games::Game, seed: u64) -> (Board, PathBuf) 
     let cfg = HandConfig {
         seed,
         speed: 1.0 / 400.0,
-        hand_speed: 1.0 / 3.0,
+        hand_speed: 1.0,
         start_ms: 2_000,
         ..HandConfig::default()
     };

@@ -135,6 +135,8 @@ fn fifty_kill_9_and_restarts_lose_nothing_and_rebuild_the_same_state() {
             .open(&log)
             .unwrap();
         Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            // Tests run in parallel: each daemon takes a free port, not 8080.
+            .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
             .arg("run")
             .arg("--config")
             .arg(&config)
