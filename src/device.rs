@@ -364,6 +364,22 @@ enum Heard {
 }
 
 impl Bus {
+    /// The board at `address` answers (found, or back after missed polls): the
+    /// daemon is told, and a full dump resynchronises its picture, since the
+    /// changes it made while unheard are not all in its change log any more.
+    async fn board_present(&mut self, address: u16) -> Result<Result<Heard, DeviceError>, Gone> {
+        self.link
+            .emit(LinkEvent::BusBoard {
+                address,
+                present: true,
+            })
+            .await?;
+        self.ask(BusCommandKind::SendBoard, address, |r| {
+            matches!(r, BusReply::BoardDump(_))
+        })
+        .await
+    }
+
     async fn send(
         &mut self,
         kind: BusCommandKind,
@@ -517,24 +533,7 @@ pub async fn run_dgt_bus_link(
     }
     let mut misses: std::collections::BTreeMap<u16, u32> = found.iter().map(|&a| (a, 0)).collect();
     for &a in &found {
-        if bus
-            .link
-            .emit(LinkEvent::BusBoard {
-                address: a,
-                present: true,
-            })
-            .await
-            .is_err()
-        {
-            return Ok(());
-        }
-        step!(
-            bus.ask(BusCommandKind::SendBoard, a, |r| matches!(
-                r,
-                BusReply::BoardDump(_)
-            ))
-            .await
-        );
+        step!(bus.board_present(a).await);
         step!(
             bus.ask(BusCommandKind::SendClock, a, |r| matches!(
                 r,
@@ -584,24 +583,7 @@ pub async fn run_dgt_bus_link(
             let m = misses.entry(a).or_insert(0);
             if matches!(heard, Heard::Reply) {
                 if *m >= BUS_MISSES_OFFLINE {
-                    if bus
-                        .link
-                        .emit(LinkEvent::BusBoard {
-                            address: a,
-                            present: true,
-                        })
-                        .await
-                        .is_err()
-                    {
-                        return Ok(());
-                    }
-                    step!(
-                        bus.ask(BusCommandKind::SendBoard, a, |r| matches!(
-                            r,
-                            BusReply::BoardDump(_)
-                        ))
-                        .await
-                    );
+                    step!(bus.board_present(a).await);
                 }
                 *m = 0;
             } else {

@@ -122,6 +122,35 @@ struct EventLog {
     dirty: bool,
 }
 
+impl OpenCapture {
+    /// Hands the buffered chunks to the OS and returns a descriptor to fsync
+    /// (on the journal's thread, so the caller never waits for the disk).
+    fn flush_for_sync(&mut self) -> Result<(PathBuf, File), JournalError> {
+        let err = |source| JournalError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        self.writer.flush().map_err(err)?;
+        let handle = self.sync_handle.try_clone().map_err(err)?;
+        self.dirty = false;
+        Ok((self.path.clone(), handle))
+    }
+}
+
+impl EventLog {
+    /// Hands the buffered events to the OS and returns a descriptor to fsync.
+    fn flush_for_sync(&mut self) -> Result<(PathBuf, File), JournalError> {
+        let err = |source| JournalError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        self.out.flush().map_err(err)?;
+        let handle = self.out.get_ref().try_clone().map_err(err)?;
+        self.dirty = false;
+        Ok((self.path.clone(), handle))
+    }
+}
+
 /// Work for the journal's background thread: fsyncs and game files, done in
 /// the order given.
 type BackgroundJob = Box<dyn FnOnce() + Send>;
@@ -451,28 +480,11 @@ impl Journal {
             .and_then(|k| self.captures.get_mut(k))
             .filter(|c| c.dirty)
         {
-            let path = c.path.clone();
-            let err = |source| JournalError::Write {
-                path: path.clone(),
-                source,
-            };
-            c.writer.flush().map_err(err)?;
-            batch.push((c.path.clone(), c.sync_handle.try_clone().map_err(err)?));
-            c.dirty = false;
+            batch.push(c.flush_for_sync()?);
         }
         for b in boards {
             if let Some(log) = self.events.get_mut(b).filter(|l| l.dirty) {
-                let path = log.path.clone();
-                let err = |source| JournalError::Write {
-                    path: path.clone(),
-                    source,
-                };
-                log.out.flush().map_err(err)?;
-                batch.push((
-                    log.path.clone(),
-                    log.out.get_ref().try_clone().map_err(err)?,
-                ));
-                log.dirty = false;
+                batch.push(log.flush_for_sync()?);
             }
         }
         self.fsync_in_background(batch);
@@ -510,27 +522,10 @@ impl Journal {
         self.last_sync = Instant::now();
         let mut batch = Vec::new();
         for c in self.captures.values_mut().filter(|c| c.dirty) {
-            let path = c.path.clone();
-            let err = |source| JournalError::Write {
-                path: path.clone(),
-                source,
-            };
-            c.writer.flush().map_err(err)?;
-            batch.push((c.path.clone(), c.sync_handle.try_clone().map_err(err)?));
-            c.dirty = false;
+            batch.push(c.flush_for_sync()?);
         }
         for log in self.events.values_mut().filter(|l| l.dirty) {
-            let path = log.path.clone();
-            let err = |source| JournalError::Write {
-                path: path.clone(),
-                source,
-            };
-            log.out.flush().map_err(err)?;
-            batch.push((
-                log.path.clone(),
-                log.out.get_ref().try_clone().map_err(err)?,
-            ));
-            log.dirty = false;
+            batch.push(log.flush_for_sync()?);
         }
         self.fsync_in_background(batch);
         Ok(())
