@@ -148,7 +148,7 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
                 ));
             }
             TrackerEvent::Alert(_) => out.info_alerts += 1,
-            TrackerEvent::Game(_) => {}
+            TrackerEvent::Game(_) | TrackerEvent::Resolved(_) => {}
         }
     }
     out

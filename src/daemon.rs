@@ -494,6 +494,9 @@ impl Daemon {
                 TrackerEvent::Alert(a) => {
                     warn!(board = stamped.board, article = %a.article, kind = %a.kind, "{}", a.message);
                 }
+                TrackerEvent::Resolved(r) => {
+                    info!(board = stamped.board, alert = r.id, kind = %r.kind, "resolved: {}", r.reason);
+                }
                 TrackerEvent::Game(_) => {}
             }
         }

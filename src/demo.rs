@@ -352,5 +352,11 @@ fn show_arbiter(e: &ArbiterEvent) {
             println!("[{t:7.1}s] board {n}: OFFLINE ({port}): {reason}")
         }
         ArbiterNotice::BoardOnline { port } => println!("[{t:7.1}s] board {n}: online ({port})"),
+        ArbiterNotice::AlertResolved(r) => {
+            println!(
+                "[{t:7.1}s] board {n}: alert {} resolved: {}",
+                r.id, r.reason
+            )
+        }
     }
 }

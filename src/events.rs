@@ -126,8 +126,18 @@ pub enum Severity {
 }
 
 /// An arbiter-only message (Article 12.6: never published).
+///
+/// Lifecycle: the tracker raises an alert with a per-board `id`; an arbiter may
+/// acknowledge it (the hub keeps that); it is resolved either by the tracker, with
+/// an [`AlertResolved`] naming the same `id` when the board returns to a legal
+/// continuation, or by an arbiter.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Alert {
+    /// Number of the alert on its board, 1-based, in the order raised; the tracker
+    /// assigns it (alerts built with `id: 0` are numbered when the tracker emits
+    /// them). Replaying the same input gives the same numbers, so ids survive a
+    /// restart that rebuilds state from the journal.
+    pub id: u32,
     /// Stable machine-readable kind, e.g. `illegal_move`, `displaced_pieces`.
     pub kind: String,
     /// Article of the Laws of Chess (2018 numbering), e.g. `"7.5.1"`.
@@ -137,6 +147,22 @@ pub struct Alert {
     pub squares: Vec<String>,
     /// A plain sentence an arbiter understands without knowing the software.
     pub message: String,
+    /// What the Laws suggest under the configured regime (e.g. 7.5.5: two minutes
+    /// added to the opponent's time), when there is a penalty to consider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub penalty: Option<String>,
+}
+
+/// An alert the tracker saw corrected (the board returned to a legal
+/// continuation, the displaced pieces were put back, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AlertResolved {
+    /// The [`Alert::id`] resolved.
+    pub id: u32,
+    /// The alert's kind, repeated so a reader of the log needs no lookup.
+    pub kind: String,
+    /// Why it is resolved, in a plain sentence.
+    pub reason: String,
 }
 
 impl Alert {
@@ -151,6 +177,8 @@ impl Alert {
 pub enum TrackerEvent {
     Game(GameEvent),
     Alert(Alert),
+    /// An alert raised earlier is resolved (arbiter-only, like the alert).
+    Resolved(AlertResolved),
 }
 
 /// A tracker event stamped with where and when it happened, for the journal and
@@ -173,11 +201,18 @@ impl Stamped {
         let mut v = match &self.event {
             TrackerEvent::Game(g) => serde_json::to_value(g),
             TrackerEvent::Alert(a) => serde_json::to_value(a),
+            TrackerEvent::Resolved(r) => serde_json::to_value(r),
         }
         .expect("events serialise to JSON objects");
         if let serde_json::Value::Object(map) = &mut v {
-            if matches!(self.event, TrackerEvent::Alert(_)) {
-                map.insert("type".into(), "alert".into());
+            match self.event {
+                TrackerEvent::Alert(_) => {
+                    map.insert("type".into(), "alert".into());
+                }
+                TrackerEvent::Resolved(_) => {
+                    map.insert("type".into(), "alert_resolved".into());
+                }
+                TrackerEvent::Game(_) => {}
             }
             map.insert("board".into(), self.board.into());
             map.insert("t_ms".into(), self.t_ms.into());

@@ -19,7 +19,7 @@ use eboard_protocols::Picture;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::events::{Alert, ColorName, GameEvent, Millis, Stamped, TrackerEvent};
+use crate::events::{Alert, AlertResolved, ColorName, GameEvent, Millis, Stamped, TrackerEvent};
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
 
 /// How many events a slow subscriber may fall behind before it misses some
@@ -49,6 +49,8 @@ pub struct PublicEvent {
 pub enum ArbiterNotice {
     /// An alert from the tracker (Article 12.6: never public).
     Alert(Alert),
+    /// The tracker saw alert `id` corrected; it is no longer open.
+    AlertResolved(AlertResolved),
     /// The board stopped answering (unplugged, cable, power): its moves are not
     /// being followed until it is back.
     BoardOffline { port: String, reason: String },
@@ -255,6 +257,22 @@ impl Hub {
                 }
                 Some(s.arbiter_seq)
             }
+            TrackerEvent::Resolved(resolved) => {
+                s.slot(stamped.board).open.retain(
+                    |e| !matches!(&e.notice, ArbiterNotice::Alert(a) if a.id == resolved.id),
+                );
+                s.arbiter_seq += 1;
+                let e = ArbiterEvent {
+                    seq: s.arbiter_seq,
+                    board: stamped.board,
+                    t_ms: stamped.t_ms,
+                    notice: ArbiterNotice::AlertResolved(resolved.clone()),
+                };
+                if publish {
+                    let _ = self.arbiter_tx.send(e);
+                }
+                Some(s.arbiter_seq)
+            }
         }
     }
 
@@ -419,6 +437,8 @@ mod tests {
         hub.apply(&stamped(1, start()), true);
         hub.apply(&stamped(1, e4(true)), true);
         let alert = Alert {
+            id: 0,
+            penalty: None,
             kind: "displaced_pieces".into(),
             article: "7.4".into(),
             severity: Severity::Warning,

@@ -380,7 +380,7 @@ impl Journal {
         Ok(match &stamped.event {
             TrackerEvent::Game(GameEvent::Move(m)) => m.verified,
             TrackerEvent::Game(GameEvent::Result { .. } | GameEvent::Retraction { .. }) => true,
-            TrackerEvent::Alert(_) => true,
+            TrackerEvent::Alert(_) | TrackerEvent::Resolved(_) => true,
             TrackerEvent::Game(_) => false,
         })
     }

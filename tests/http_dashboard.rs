@@ -69,6 +69,8 @@ async fn the_dashboard_shows_boards_and_alerts_and_escapes_names() {
         &ev(
             1,
             TrackerEvent::Alert(Alert {
+                id: 0,
+                penalty: None,
                 kind: "illegal_move".into(),
                 article: "7.5.1".into(),
                 severity: Severity::Error,

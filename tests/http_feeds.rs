@@ -118,6 +118,8 @@ fn alert(hub: &Hub, board: u32) -> u64 {
             ply: 2,
             t_ms: 5000,
             event: TrackerEvent::Alert(Alert {
+                id: 0,
+                penalty: None,
                 kind: "displaced_pieces".into(),
                 article: "7.4".into(),
                 severity: Severity::Warning,

@@ -227,6 +227,8 @@ pub struct Tracker {
     white_side: Option<ClockSide>,
     turn_started_t: Option<Millis>,
     press: Option<Press>,
+    /// Alerts numbered so far (the last [`Alert::id`] given).
+    alerts_raised: u32,
 }
 
 impl Tracker {
@@ -263,6 +265,7 @@ impl Tracker {
             white_side: None,
             turn_started_t: None,
             press: None,
+            alerts_raised: 0,
         }
     }
 
@@ -289,6 +292,12 @@ impl Tracker {
     /// hold timer fires: silence is not stillness. On return the session sends a
     /// full picture, which is matched as any other.
     pub fn connection(&mut self, t_ms: Millis, online: bool, out: &mut Vec<TrackerEvent>) {
+        let first = out.len();
+        self.connection_inner(t_ms, online, out);
+        self.number_alerts(&mut out[first..]);
+    }
+
+    fn connection_inner(&mut self, t_ms: Millis, online: bool, out: &mut Vec<TrackerEvent>) {
         if online {
             self.online = true;
             self.gap = true;
@@ -302,6 +311,12 @@ impl Tracker {
 
     /// A new full sensor picture (after every square change, or a dump).
     pub fn picture(&mut self, t_ms: Millis, picture: &Picture, out: &mut Vec<TrackerEvent>) {
+        let first = out.len();
+        self.picture_inner(t_ms, picture, out);
+        self.number_alerts(&mut out[first..]);
+    }
+
+    fn picture_inner(&mut self, t_ms: Millis, picture: &Picture, out: &mut Vec<TrackerEvent>) {
         self.timers(t_ms, out);
         if self.last_raw.as_ref() == Some(picture) {
             return;
@@ -316,6 +331,12 @@ impl Tracker {
 
     /// A new clock reading.
     pub fn clock(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
+        let first = out.len();
+        self.clock_inner(t_ms, reading, out);
+        self.number_alerts(&mut out[first..]);
+    }
+
+    fn clock_inner(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
         self.timers(t_ms, out);
         // Only a clock that reports its lever shows presses; without one, moves are
         // verified as on a board with no clock.
@@ -374,7 +395,27 @@ impl Tracker {
 
     /// Time passes with no input (drives hold timers).
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
+        let first = out.len();
+        self.tick_inner(t_ms, out);
+        self.number_alerts(&mut out[first..]);
+    }
+
+    fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
         self.timers(t_ms, out);
+    }
+
+    /// Gives the alerts just emitted their per-board numbers (see [`Alert::id`]).
+    /// Done here, at the public entry points, so that every place that builds an
+    /// alert can leave `id: 0` and the numbering cannot skip or repeat.
+    fn number_alerts(&mut self, events: &mut [TrackerEvent]) {
+        for e in events {
+            if let TrackerEvent::Alert(a) = e {
+                if a.id == 0 {
+                    self.alerts_raised += 1;
+                    a.id = self.alerts_raised;
+                }
+            }
+        }
     }
 
     /// The number of verified plies so far.
@@ -1046,6 +1087,8 @@ impl Tracker {
             if !self.draw_noted {
                 self.draw_noted = true;
                 out.push(TrackerEvent::Alert(Alert {
+                    id: 0,
+                    penalty: None,
                     kind: "automatic_draw".into(),
                     article: article.into(),
                     severity: Severity::Info,
@@ -1168,6 +1211,8 @@ impl Tracker {
                         && self.wrong_start_alerted.as_ref() != Some(raw)
                     {
                         out.push(TrackerEvent::Alert(Alert {
+                            id: 0,
+                            penalty: None,
                             kind: "wrong_initial_position".into(),
                             article: "7.2.1".into(),
                             severity: Severity::Warning,
@@ -1311,6 +1356,8 @@ impl Tracker {
                             self.displaced = Some((mask, b.clone()));
                         }
                         out.push(TrackerEvent::Alert(Alert {
+                            id: 0,
+                            penalty: None,
                             kind: "displaced_pieces".into(),
                             article: "7.4".into(),
                             severity: Severity::Warning,
@@ -1342,6 +1389,8 @@ impl Tracker {
     fn restart(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
         let plies = self.ply();
         out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            penalty: None,
             kind: "game_ended_without_result".into(),
             article: "5.1.2".into(),
             severity: Severity::Warning,
@@ -1390,6 +1439,8 @@ impl Tracker {
             )
         };
         out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            penalty: None,
             kind: kind.into(),
             article: "7.1".into(),
             severity: Severity::Warning,
@@ -1448,6 +1499,8 @@ fn result_gesture(board: &Board) -> Option<GameResult> {
 
 fn quarter_turn_alert() -> TrackerEvent {
     TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
         kind: "board_rotated_90".into(),
         article: "7.2.2".into(),
         severity: Severity::Warning,
@@ -1458,6 +1511,8 @@ fn quarter_turn_alert() -> TrackerEvent {
 
 fn rook_first_alert(rook: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
         kind: "rook_first_castling".into(),
         article: "4.4.2".into(),
         severity: Severity::Info,
@@ -1470,6 +1525,8 @@ fn rook_first_alert(rook: Square) -> TrackerEvent {
 
 fn default_promotion_alert(to: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
         kind: "promotion_piece_unknown".into(),
         article: "3.7.5".into(),
         severity: Severity::Warning,
@@ -1482,6 +1539,8 @@ fn default_promotion_alert(to: Square) -> TrackerEvent {
 
 fn rook_promotion_alert(to: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
         kind: "promotion_to_rook".into(),
         article: "3.7.5".into(),
         severity: Severity::Info,
@@ -1504,6 +1563,8 @@ fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> Trac
         })
         .collect();
     TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
         kind: "ambiguous_moves".into(),
         article: "8.4".into(),
         severity: Severity::Warning,
@@ -1518,6 +1579,8 @@ fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> Trac
 fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
     let Some(board) = board else {
         return TrackerEvent::Alert(Alert {
+            id: 0,
+            penalty: None,
             kind: "illegal_move".into(),
             article: "7.5.1".into(),
             severity: Severity::Error,
@@ -1550,6 +1613,8 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
             let san = SanPlus::from_move(tip.clone(), m).to_string();
             let squares: Vec<Square> = d.into_iter().collect();
             return TrackerEvent::Alert(Alert {
+                id: 0,
+                penalty: None,
                 kind: "irregular_position".into(),
                 article: "7.5.1".into(),
                 severity: Severity::Error,
@@ -1568,6 +1633,8 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
         ("7.5.1", "a move that is not legal")
     };
     TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
         kind: "illegal_move".into(),
         article: article.into(),
         severity: Severity::Error,
