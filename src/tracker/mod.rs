@@ -34,6 +34,8 @@ use crate::events::{
     Alert, ColorName, GameEvent, GameResult, Millis, MoveEvent, Severity, TrackerEvent,
 };
 
+use crate::timecontrol::{Regime, TimeControl};
+
 pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
 
 /// Settings a tracker is created with.
@@ -66,6 +68,11 @@ pub struct TrackerConfig {
     pub displaced_alert_ms: Millis,
     /// Most plies searched for between two pictures (bursts, §4.9).
     pub max_burst_plies: usize,
+    /// The event's time control, when configured: decides the category (A.1/B.1),
+    /// the control moves (6.10.2) and the penalties alerts suggest.
+    pub time_control: Option<TimeControl>,
+    /// Whether rapid/blitz games are adequately supervised (A.3/B.3) or not (A.4/B.4).
+    pub regime: Regime,
 }
 
 impl Default for TrackerConfig {
@@ -83,6 +90,8 @@ impl Default for TrackerConfig {
             // Beyond a hand hovering with a piece (players do, for several seconds).
             displaced_alert_ms: 10_000,
             max_burst_plies: 4,
+            time_control: None,
+            regime: Regime::default(),
         }
     }
 }
