@@ -30,6 +30,8 @@ use std::io::{self, BufRead, Read, Write};
 
 use serde_json::{Map, Value};
 
+use crate::operator::TrackerCommand;
+
 /// Value of the header's `capture` field.
 pub const CAPTURE_MAGIC: &str = "eboard-bridge";
 /// The format version this code reads and writes.
@@ -379,19 +381,32 @@ impl<R: BufRead> CaptureReader<R> {
         self.line
     }
 
-    /// The next chunk, `Ok(None)` at the end of the file.
+    /// The next chunk, `Ok(None)` at the end of the file. Operator lines are
+    /// skipped: a reader that only wants the port's bytes sees those alone.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>, CaptureError> {
+        loop {
+            match self.next_record()? {
+                Some(Record::Chunk(c)) => return Ok(Some(c)),
+                Some(Record::Operator(_)) => {}
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// The next line after the header, chunk or operator command, `Ok(None)`
+    /// at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<Record>, CaptureError> {
         if self.failed {
             return Ok(None);
         }
-        let result = self.read_chunk();
+        let result = self.read_record();
         if result.is_err() {
             self.failed = true;
         }
         result
     }
 
-    fn read_chunk(&mut self) -> Result<Option<Chunk>, CaptureError> {
+    fn read_record(&mut self) -> Result<Option<Record>, CaptureError> {
         let Some(line) = self.next_line()? else {
             return Ok(None);
         };
@@ -440,6 +455,36 @@ impl<R: BufRead> CaptureReader<R> {
                 })
             }
         };
+        if let Some(op) = raw.operator {
+            let command: TrackerCommand =
+                serde_json::from_value(op).map_err(|e| CaptureError::BadField {
+                    line,
+                    field: "operator",
+                    problem: e.to_string(),
+                })?;
+            let board = match raw.board {
+                Some(Value::Number(n)) => n.as_u64().and_then(|b| u32::try_from(b).ok()),
+                _ => None,
+            }
+            .ok_or_else(|| CaptureError::BadField {
+                line,
+                field: "board",
+                problem: "an operator line needs the board number it applies to".into(),
+            })?;
+            if t_ms < self.last_t_ms {
+                return Err(CaptureError::TimeBackwards {
+                    line,
+                    t_ms,
+                    previous: self.last_t_ms,
+                });
+            }
+            self.last_t_ms = t_ms;
+            return Ok(Some(Record::Operator(OperatorLine {
+                t_ms,
+                board,
+                command,
+            })));
+        }
         let dir = match raw.dir {
             Some(Value::String(s)) if s == "in" => Direction::In,
             Some(Value::String(s)) if s == "out" => Direction::Out,
@@ -472,7 +517,7 @@ impl<R: BufRead> CaptureReader<R> {
             });
         }
         self.last_t_ms = t_ms;
-        Ok(Some(Chunk { t_ms, dir, bytes }))
+        Ok(Some(Record::Chunk(Chunk { t_ms, dir, bytes })))
     }
 
     /// Reads the next line that is not blank into `self.buf` (without its line
@@ -520,6 +565,26 @@ struct RawChunk {
     t_ms: Option<Value>,
     dir: Option<Value>,
     hex: Option<Value>,
+    /// Present on operator lines only.
+    operator: Option<Value>,
+    board: Option<Value>,
+}
+
+/// An arbiter's command journaled in a board's capture (an `operator` line):
+/// an input like the bytes, applied at its place among them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperatorLine {
+    pub t_ms: u64,
+    /// The board it applies to (a bus port carries several).
+    pub board: u32,
+    pub command: TrackerCommand,
+}
+
+/// One line of a capture after the header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    Chunk(Chunk),
+    Operator(OperatorLine),
 }
 
 fn parse_json(line: u64, bytes: &[u8]) -> Result<Value, CaptureError> {
@@ -637,6 +702,29 @@ impl<W: Write> CaptureWriter<W> {
         self.out.write_all(&self.line)?;
         self.last_t_ms = t_ms;
         Ok(())
+    }
+
+    /// Writes one operator line, with the same time rule as chunks.
+    pub fn write_operator(&mut self, op: &OperatorLine) -> Result<(), CaptureWriteError> {
+        if op.t_ms < self.last_t_ms {
+            return Err(CaptureWriteError::TimeBackwards {
+                t_ms: op.t_ms,
+                previous: self.last_t_ms,
+            });
+        }
+        let line = serde_json::json!({
+            "t_ms": op.t_ms,
+            "board": op.board,
+            "operator": op.command,
+        });
+        self.out.write_all(format!("{line}\n").as_bytes())?;
+        self.last_t_ms = op.t_ms;
+        Ok(())
+    }
+
+    /// The time of the last line written (operator lines must not go before it).
+    pub fn last_t_ms(&self) -> u64 {
+        self.last_t_ms
     }
 
     /// Flushes the underlying writer.

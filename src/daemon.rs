@@ -24,12 +24,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
-use crate::capture::{Chunk, PortMode};
+use crate::capture::{Chunk, OperatorLine, PortMode};
 use crate::config::{discover, next_free, Config, PortPlan, Protocol};
 use crate::device::{supervise, LinkEvent, LinkTimings};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::hub::Hub;
 use crate::journal::{port_key, run_offsets, Journal, JournalError};
+use crate::operator::{BoardRequest, OperatorError, TrackerCommand};
 use crate::session::DgtSession;
 use crate::tracker::TrackerConfig;
 
@@ -113,6 +114,19 @@ pub async fn run(
     stop: impl Future<Output = ()>,
     ready: impl FnOnce(),
 ) -> Result<(), DaemonError> {
+    run_with_commands(config, hub, None, stop, ready).await
+}
+
+/// [`run`], also taking arbiters' board commands from `commands` (the
+/// dashboard's operator API): each is journaled in its board's capture and
+/// applied in order with the board's bytes, and the sender gets the outcome.
+pub async fn run_with_commands(
+    config: Config,
+    hub: Arc<Hub>,
+    mut commands: Option<mpsc::Receiver<BoardRequest>>,
+    stop: impl Future<Output = ()>,
+    ready: impl FnOnce(),
+) -> Result<(), DaemonError> {
     let journal = Journal::open(&config.storage.data_dir)?;
     let (tx, mut rx) = mpsc::channel::<(usize, LinkEvent)>(1024);
     let used_numbers = config.boards.iter().filter_map(|b| b.number).collect();
@@ -152,6 +166,10 @@ pub async fn run(
                 // The loop holds a sender itself, so the channel never closes here.
                 let Some((index, event)) = msg else { break };
                 d.link_event(index, event);
+            }
+            req = next_command(&mut commands) => {
+                let outcome = d.operator(req.board, &req.command);
+                let _ = req.reply.send(outcome);
             }
             _ = tick.tick() => {
                 d.tick();
@@ -195,6 +213,20 @@ pub async fn run(
     }
     d.journal.sync()?;
     Ok(())
+}
+
+/// The next board command; never ready without a channel, or once every
+/// sender is gone (a closed channel would otherwise be ready forever).
+async fn next_command(rx: &mut Option<mpsc::Receiver<BoardRequest>>) -> BoardRequest {
+    loop {
+        match rx {
+            Some(r) => match r.recv().await {
+                Some(req) => return req,
+                None => *rx = None,
+            },
+            None => std::future::pending::<()>().await,
+        }
+    }
 }
 
 /// Half the watchdog interval systemd asked for, if it asked.
@@ -284,7 +316,11 @@ impl Daemon {
             // verified is not verified here either.
             let step = LOOP_TICK.as_millis() as u64;
             let mut next_tick = off + run.chunks.first().map_or(0, |c| c.t_ms) + step;
-            for c in &run.chunks {
+            let mut operators = run.operators.iter().peekable();
+            for (i, c) in run.chunks.iter().enumerate() {
+                while let Some((_, op)) = operators.next_if(|(before, _)| *before <= i) {
+                    self.recover_operator(port, off + op.t_ms, op, &mut events);
+                }
                 let t = off + c.t_ms;
                 while next_tick <= t {
                     port.session.tick(next_tick, &mut events);
@@ -297,6 +333,9 @@ impl Daemon {
                 };
                 port.session.feed(&chunk, &mut events);
                 chunks += 1;
+            }
+            for (_, op) in operators {
+                self.recover_operator(port, off + op.t_ms, op, &mut events);
             }
             let last_chunk = off + run.chunks.last().map_or(0, |c| c.t_ms);
             let last_logged = port
@@ -346,6 +385,26 @@ impl Daemon {
             );
         }
         Ok(())
+    }
+
+    /// Applies a journaled arbiter command while rebuilding, and puts it back
+    /// on the board's timeline. A command that was refused live is refused
+    /// again here, the same way, and changes nothing.
+    fn recover_operator(
+        &mut self,
+        port: &mut Port,
+        t: u64,
+        op: &OperatorLine,
+        events: &mut Vec<Stamped>,
+    ) {
+        if port
+            .session
+            .operator(t, op.board, &op.command, events)
+            .is_ok()
+        {
+            self.hub
+                .operator_notice(op.board, t, op.command.action(), &op.command.describe());
+        }
     }
 
     /// Adds DGT-looking ports that appeared under the discovery directory.
@@ -441,6 +500,44 @@ impl Daemon {
                 self.online(number, present, now, &reason);
             }
         }
+    }
+
+    /// An arbiter's command for board `board`: journaled in the board's
+    /// capture first (it is an input, replayed after a crash), then applied to
+    /// the session at the same time, then its events published as any others.
+    fn operator(&mut self, board: u32, command: &TrackerCommand) -> Result<(), OperatorError> {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        let index = self
+            .ports
+            .iter()
+            .position(|p| p.numbers().contains(&board))
+            .ok_or(OperatorError::UnknownBoard(board))?;
+        let port = &mut self.ports[index];
+        let line = OperatorLine {
+            t_ms: now,
+            board,
+            command: command.clone(),
+        };
+        let written = self
+            .journal
+            .record_operator(
+                &port.key,
+                &port.path,
+                (!port.bus).then_some(port.number),
+                port.mode(),
+                &line,
+            )
+            .map_err(|e| OperatorError::Journal(e.to_string()))?;
+        let t = (port.base_ms + written).max(port.last_t);
+        port.last_t = t;
+        let outcome = port.session.operator(t, board, command, &mut self.events);
+        let key = port.key.clone();
+        self.publish(Some(&key));
+        if outcome.is_ok() {
+            self.hub
+                .operator_notice(board, t, command.action(), &command.describe());
+        }
+        outcome
     }
 
     fn online(&mut self, number: u32, online: bool, t_ms: u64, reason: &str) {
@@ -567,7 +664,14 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
         };
         // The listener is bound before READY: a unit that says it is ready
         // serves its feeds.
-        let http = crate::service::start_http(&config, config.http.listen, hub.clone()).await?;
+        let (commands_tx, commands_rx) = mpsc::channel(64);
+        let http = crate::service::start_http_with_commands(
+            &config,
+            config.http.listen,
+            hub.clone(),
+            Some(commands_tx),
+        )
+        .await?;
         info!(
             "feeds on http://{addr}/games.pgn, http://{addr}/events; arbiter dashboard on \
              http://{addr}/arbiter/ ({})",
@@ -585,7 +689,7 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
             info!("running");
             let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
         };
-        run(config, hub, stop, ready).await?;
+        run_with_commands(config, hub, Some(commands_rx), stop, ready).await?;
         anyhow::Ok(())
     })?;
     Ok(std::process::ExitCode::SUCCESS)

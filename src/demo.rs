@@ -24,7 +24,7 @@ use crate::events::GameEvent;
 use crate::games::{load_pgn, Game};
 use crate::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
 use crate::publish::{PairingConfig, Player};
-use crate::service::start_http;
+use crate::service::start_http_with_commands;
 
 /// The embedded games (public domain, from the GNU Chess opening book).
 const DEMO_GAMES: &str = include_str!("../assets/demo-games.pgn");
@@ -189,13 +189,23 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     );
 
     let hub = Arc::new(Hub::new());
-    let http = match start_http(&config, opts.listen, hub.clone()).await {
+    // The dashboard's operator actions reach the demo's daemon as they would
+    // the real one's.
+    let (commands_tx, commands_rx) = tokio::sync::mpsc::channel(64);
+    let http = match start_http_with_commands(
+        &config,
+        opts.listen,
+        hub.clone(),
+        Some(commands_tx.clone()),
+    )
+    .await
+    {
         Ok(http) => http,
         Err(e) if opts.listen.port() != 0 => {
             println!("({e:#}; using a free port instead)");
             let mut any = opts.listen;
             any.set_port(0);
-            start_http(&config, any, hub.clone()).await?
+            start_http_with_commands(&config, any, hub.clone(), Some(commands_tx)).await?
         }
         Err(e) => return Err(e),
     };
@@ -213,9 +223,10 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     let mut public = hub.subscribe_public();
     let mut arbiter = hub.subscribe_arbiter();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let daemon = tokio::spawn(crate::daemon::run(
+    let daemon = tokio::spawn(crate::daemon::run_with_commands(
         config,
         hub.clone(),
+        Some(commands_rx),
         async {
             let _ = stop_rx.await;
         },
@@ -357,6 +368,9 @@ fn show_arbiter(e: &ArbiterEvent) {
                 "[{t:7.1}s] board {n}: alert {} resolved: {}",
                 r.id, r.reason
             )
+        }
+        ArbiterNotice::Operator { action, detail } => {
+            println!("[{t:7.1}s] board {n}: arbiter action {action}: {detail}")
         }
     }
 }

@@ -56,7 +56,25 @@ pub enum ArbiterNotice {
     BoardOffline { port: String, reason: String },
     /// The board answers again; its position is resynchronised from a fresh dump.
     BoardOnline { port: String },
+    /// An arbiter acted on the board through the dashboard (who did what, for
+    /// the timeline). `action` is the operator API's name (`set_result`, ...).
+    Operator { action: String, detail: String },
 }
+
+/// Where an open notice stands in its lifecycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeState {
+    /// Raised, nobody has looked at it yet.
+    Raised,
+    /// An arbiter saw it; it stays listed until it is resolved.
+    Acknowledged,
+}
+
+/// How many arbiter events a board's timeline keeps (oldest dropped first): a
+/// long game raises far fewer, and the bound keeps a broken board from growing
+/// the hub without limit.
+pub const TIMELINE_LEN: usize = 2000;
 
 /// An arbiter notice with its place in the arbiter stream.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -85,9 +103,22 @@ pub struct PublicBoard {
 pub struct ArbiterBoard {
     pub public: PublicBoard,
     pub port: Option<String>,
-    /// Notices not yet resolved: alerts until acknowledged, "offline" until the
-    /// board is back.
+    /// Notices not yet resolved: alerts until the tracker or an arbiter resolves
+    /// them (acknowledged ones stay), "offline" until the board is back.
     pub open: Vec<ArbiterEvent>,
+    /// Sequence numbers of the open notices an arbiter acknowledged.
+    pub acknowledged: Vec<u64>,
+}
+
+impl ArbiterBoard {
+    /// The lifecycle state of open notice `seq`.
+    pub fn state_of(&self, seq: u64) -> NoticeState {
+        if self.acknowledged.contains(&seq) {
+            NoticeState::Acknowledged
+        } else {
+            NoticeState::Raised
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -100,6 +131,9 @@ struct BoardSlot {
     finished: Vec<GameRecord>,
     clock: Option<ClockState>,
     open: Vec<ArbiterEvent>,
+    acknowledged: Vec<u64>,
+    /// Every arbiter event of the board, oldest first (bounded by [`TIMELINE_LEN`]).
+    timeline: std::collections::VecDeque<ArbiterEvent>,
 }
 
 impl BoardSlot {
@@ -117,7 +151,28 @@ impl BoardSlot {
             finished: Vec::new(),
             clock: None,
             open: Vec::new(),
+            acknowledged: Vec::new(),
+            timeline: std::collections::VecDeque::new(),
         }
+    }
+
+    fn remember(&mut self, e: &ArbiterEvent) {
+        if self.timeline.len() == TIMELINE_LEN {
+            self.timeline.pop_front();
+        }
+        self.timeline.push_back(e.clone());
+    }
+
+    /// Drops open notices matching `gone`, and their acknowledgements.
+    fn close(&mut self, gone: impl Fn(&ArbiterEvent) -> bool) {
+        let seqs: Vec<u64> = self
+            .open
+            .iter()
+            .filter(|e| gone(e))
+            .map(|e| e.seq)
+            .collect();
+        self.open.retain(|e| !seqs.contains(&e.seq));
+        self.acknowledged.retain(|s| !seqs.contains(s));
     }
 
     fn public(&self) -> PublicBoard {
@@ -251,16 +306,17 @@ impl Hub {
                     t_ms: stamped.t_ms,
                     notice: ArbiterNotice::Alert(alert.clone()),
                 };
-                s.slot(stamped.board).open.push(e.clone());
+                let slot = s.slot(stamped.board);
+                slot.open.push(e.clone());
+                slot.remember(&e);
                 if publish {
                     let _ = self.arbiter_tx.send(e);
                 }
                 Some(s.arbiter_seq)
             }
             TrackerEvent::Resolved(resolved) => {
-                s.slot(stamped.board).open.retain(
-                    |e| !matches!(&e.notice, ArbiterNotice::Alert(a) if a.id == resolved.id),
-                );
+                s.slot(stamped.board)
+                    .close(|e| matches!(&e.notice, ArbiterNotice::Alert(a) if a.id == resolved.id));
                 s.arbiter_seq += 1;
                 let e = ArbiterEvent {
                     seq: s.arbiter_seq,
@@ -268,6 +324,7 @@ impl Hub {
                     t_ms: stamped.t_ms,
                     notice: ArbiterNotice::AlertResolved(resolved.clone()),
                 };
+                s.slot(stamped.board).remember(&e);
                 if publish {
                     let _ = self.arbiter_tx.send(e);
                 }
@@ -313,8 +370,7 @@ impl Hub {
         slot.online = online;
         let port = slot.port.clone().unwrap_or_default();
         let notice = if online {
-            slot.open
-                .retain(|e| !matches!(e.notice, ArbiterNotice::BoardOffline { .. }));
+            slot.close(|e| matches!(e.notice, ArbiterNotice::BoardOffline { .. }));
             ArbiterNotice::BoardOnline { port }
         } else {
             ArbiterNotice::BoardOffline {
@@ -329,20 +385,115 @@ impl Hub {
             t_ms,
             notice,
         };
+        let slot = s.slot(number);
         if !online {
-            s.slot(number).open.push(e.clone());
+            slot.open.push(e.clone());
         }
+        slot.remember(&e);
         let _ = self.arbiter_tx.send(e.clone());
         Some(e)
     }
 
-    /// An arbiter dealt with notice `seq` of board `number`; returns whether it was open.
+    /// An arbiter saw notice `seq` of board `number`: it stays open, marked
+    /// acknowledged, until it is resolved. Returns whether it was open (an
+    /// already acknowledged notice counts: acknowledging twice is harmless).
     pub fn acknowledge(&self, number: u32, seq: u64) -> bool {
         let mut s = self.lock();
-        let slot = s.slot(number);
-        let before = slot.open.len();
-        slot.open.retain(|e| e.seq != seq);
-        slot.open.len() != before
+        let Some(slot) = s.boards.get_mut(&number) else {
+            return false;
+        };
+        if !slot.open.iter().any(|e| e.seq == seq) {
+            return false;
+        }
+        if !slot.acknowledged.contains(&seq) {
+            slot.acknowledged.push(seq);
+        }
+        true
+    }
+
+    /// An arbiter closes open notice `seq` of board `number` (`reason` says how it
+    /// was dealt with). An alert closed this way goes out as
+    /// [`ArbiterNotice::AlertResolved`], like one the tracker saw corrected.
+    /// Returns the event sent, `None` when no such notice is open.
+    pub fn resolve(
+        &self,
+        number: u32,
+        seq: u64,
+        t_ms: Millis,
+        reason: &str,
+    ) -> Option<ArbiterEvent> {
+        let mut s = self.lock();
+        let slot = s.boards.get_mut(&number)?;
+        let closed = slot.open.iter().find(|e| e.seq == seq)?.clone();
+        slot.close(|e| e.seq == seq);
+        let notice = match closed.notice {
+            ArbiterNotice::Alert(a) => ArbiterNotice::AlertResolved(AlertResolved {
+                id: a.id,
+                kind: a.kind,
+                reason: reason.to_owned(),
+            }),
+            other => ArbiterNotice::Operator {
+                action: "resolve".into(),
+                detail: format!("{}: {reason}", notice_name(&other)),
+            },
+        };
+        Some(self.push_arbiter(&mut s, number, t_ms, notice))
+    }
+
+    /// Sequence numbers of board `number`'s open tracker alerts of the given kinds.
+    pub fn open_alert_seq(&self, number: u32, kinds: &[&str]) -> Vec<u64> {
+        let s = self.lock();
+        s.boards.get(&number).map_or_else(Vec::new, |b| {
+            b.open
+                .iter()
+                .filter(|e| matches!(&e.notice, ArbiterNotice::Alert(a) if kinds.contains(&a.kind.as_str())))
+                .map(|e| e.seq)
+                .collect()
+        })
+    }
+
+    /// Logs an operator action on board `number` in the arbiter stream and the
+    /// board's timeline.
+    pub fn operator_notice(
+        &self,
+        number: u32,
+        t_ms: Millis,
+        action: &str,
+        detail: &str,
+    ) -> ArbiterEvent {
+        let mut s = self.lock();
+        let notice = ArbiterNotice::Operator {
+            action: action.to_owned(),
+            detail: detail.to_owned(),
+        };
+        self.push_arbiter(&mut s, number, t_ms, notice)
+    }
+
+    fn push_arbiter(
+        &self,
+        s: &mut State,
+        number: u32,
+        t_ms: Millis,
+        notice: ArbiterNotice,
+    ) -> ArbiterEvent {
+        s.arbiter_seq += 1;
+        let e = ArbiterEvent {
+            seq: s.arbiter_seq,
+            board: number,
+            t_ms,
+            notice,
+        };
+        s.slot(number).remember(&e);
+        let _ = self.arbiter_tx.send(e.clone());
+        e
+    }
+
+    /// Board `number`'s arbiter events, oldest first (the dashboard's timeline).
+    pub fn timeline(&self, number: u32) -> Vec<ArbiterEvent> {
+        self.lock()
+            .boards
+            .get(&number)
+            .map_or_else(Vec::new, |b| b.timeline.iter().cloned().collect())
     }
 
     /// Every board, public view.
@@ -364,6 +515,7 @@ impl Hub {
                 public: b.public(),
                 port: b.port.clone(),
                 open: b.open.clone(),
+                acknowledged: b.acknowledged.clone(),
             })
             .collect()
     }
@@ -391,6 +543,16 @@ impl Hub {
             })
             .count();
         (s.boards.len(), online, games)
+    }
+}
+
+fn notice_name(n: &ArbiterNotice) -> &'static str {
+    match n {
+        ArbiterNotice::Alert(_) => "alert",
+        ArbiterNotice::AlertResolved(_) => "alert resolved",
+        ArbiterNotice::BoardOffline { .. } => "board offline",
+        ArbiterNotice::BoardOnline { .. } => "board online",
+        ArbiterNotice::Operator { .. } => "operator action",
     }
 }
 
@@ -455,7 +617,53 @@ mod tests {
         let arb = hub.arbiter_snapshot();
         assert_eq!(arb[0].open.len(), 1);
         assert!(hub.acknowledge(1, a.seq));
+        let arb = hub.arbiter_snapshot();
+        assert_eq!(arb[0].open.len(), 1, "acknowledged alerts stay open");
+        assert_eq!(arb[0].state_of(a.seq), NoticeState::Acknowledged);
+        let closed = hub.resolve(1, a.seq, 20, "checked on the board").unwrap();
+        assert!(
+            matches!(closed.notice, ArbiterNotice::AlertResolved(ref r) if r.id == 0 && r.reason == "checked on the board")
+        );
+        assert_eq!(arbiter.try_recv().unwrap(), closed);
         assert!(hub.arbiter_snapshot()[0].open.is_empty());
+        assert!(hub.arbiter_snapshot()[0].acknowledged.is_empty());
+        assert!(
+            hub.resolve(1, a.seq, 21, "again").is_none(),
+            "resolved once"
+        );
+        assert!(!hub.acknowledge(1, a.seq));
+        assert_eq!(hub.timeline(1).len(), 2, "raised, resolved");
+    }
+
+    #[test]
+    fn the_tracker_resolving_an_acknowledged_alert_closes_it() {
+        let hub = Hub::new();
+        let alert = Alert {
+            id: 3,
+            penalty: None,
+            kind: "displaced_pieces".into(),
+            article: "7.4".into(),
+            severity: Severity::Warning,
+            squares: vec!["e4".into()],
+            message: "restore e4".into(),
+        };
+        let seq = hub
+            .apply(&stamped(1, TrackerEvent::Alert(alert)), true)
+            .unwrap();
+        assert!(hub.acknowledge(1, seq));
+        hub.apply(
+            &stamped(
+                1,
+                TrackerEvent::Resolved(AlertResolved {
+                    id: 3,
+                    kind: "displaced_pieces".into(),
+                    reason: "restored".into(),
+                }),
+            ),
+            true,
+        );
+        let b = &hub.arbiter_snapshot()[0];
+        assert!(b.open.is_empty() && b.acknowledged.is_empty());
     }
 
     #[test]

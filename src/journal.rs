@@ -24,7 +24,9 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::capture::{CaptureHeader, CaptureReader, CaptureWriter, Chunk, PortMode};
+use crate::capture::{
+    CaptureHeader, CaptureReader, CaptureWriter, Chunk, OperatorLine, PortMode, Record,
+};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::pgn::GameRecord;
 
@@ -104,6 +106,8 @@ pub struct RecordedRun {
     /// When the run started (header field `started_unix_ms`).
     pub started_unix_ms: u64,
     pub chunks: Vec<Chunk>,
+    /// Arbiters' commands, each with the number of chunks that came before it.
+    pub operators: Vec<(usize, OperatorLine)>,
     /// The last line was cut (the daemon died while writing it): ignored.
     pub torn_tail: bool,
 }
@@ -236,10 +240,12 @@ impl Journal {
                 .and_then(|v| v.as_u64())
                 .unwrap_or(0);
             let mut chunks = Vec::new();
+            let mut operators = Vec::new();
             let mut torn_tail = false;
             loop {
-                match reader.next_chunk() {
-                    Ok(Some(c)) => chunks.push(c),
+                match reader.next_record() {
+                    Ok(Some(Record::Chunk(c))) => chunks.push(c),
+                    Ok(Some(Record::Operator(op))) => operators.push((chunks.len(), op)),
                     Ok(None) => break,
                     Err(_) => {
                         torn_tail = true;
@@ -251,6 +257,7 @@ impl Journal {
                 file,
                 started_unix_ms,
                 chunks,
+                operators,
                 torn_tail,
             });
         }
@@ -265,6 +272,56 @@ impl Journal {
         board: Option<u32>,
         mode: PortMode,
         chunk: &Chunk,
+    ) -> Result<(), JournalError> {
+        self.open_capture(key, port, board, mode)?;
+        let c = self.captures.get_mut(key).expect("inserted above");
+        c.writer
+            .write_chunk(chunk)
+            .map_err(|e| JournalError::Write {
+                path: c.path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        c.dirty = true;
+        Ok(())
+    }
+
+    /// Records an arbiter's command in port `key`'s capture, at `op.t_ms` or
+    /// the last line's time if that is later (times never go back in a
+    /// capture), and hands it to the OS at once: the command is applied right
+    /// after, and what is applied must be in the journal. Returns the time
+    /// written, at which the command must be applied.
+    pub fn record_operator(
+        &mut self,
+        key: &str,
+        port: &Path,
+        board: Option<u32>,
+        mode: PortMode,
+        op: &OperatorLine,
+    ) -> Result<u64, JournalError> {
+        self.open_capture(key, port, board, mode)?;
+        let c = self.captures.get_mut(key).expect("inserted above");
+        let op = OperatorLine {
+            t_ms: op.t_ms.max(c.writer.last_t_ms()),
+            ..op.clone()
+        };
+        let err = |source| JournalError::Write {
+            path: c.path.clone(),
+            source,
+        };
+        c.writer
+            .write_operator(&op)
+            .map_err(|e| err(std::io::Error::other(e.to_string())))?;
+        c.writer.flush().map_err(err)?;
+        c.dirty = true;
+        Ok(op.t_ms)
+    }
+
+    fn open_capture(
+        &mut self,
+        key: &str,
+        port: &Path,
+        board: Option<u32>,
+        mode: PortMode,
     ) -> Result<(), JournalError> {
         if !self.captures.contains_key(key) {
             let dir = self.captures_dir(key);
@@ -307,14 +364,6 @@ impl Journal {
                 },
             );
         }
-        let c = self.captures.get_mut(key).expect("inserted above");
-        c.writer
-            .write_chunk(chunk)
-            .map_err(|e| JournalError::Write {
-                path: c.path.clone(),
-                source: std::io::Error::other(e.to_string()),
-            })?;
-        c.dirty = true;
         Ok(())
     }
 
@@ -651,6 +700,7 @@ mod tests {
                 dir: Direction::In,
                 bytes: vec![],
             }],
+            operators: Vec::new(),
             torn_tail: false,
         }
     }

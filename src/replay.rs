@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use eboard_protocols::dgt::Mode;
 
-use crate::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode};
+use crate::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode, Record};
 use crate::events::{Millis, Stamped, TrackerEvent};
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
 use crate::session::{DgtSession, SessionStats};
@@ -93,11 +93,32 @@ pub fn replay<R: BufRead>(
     };
     let mut last_t: Millis = 0;
     loop {
-        match reader.next_chunk() {
-            Ok(Some(chunk)) => {
+        match reader.next_record() {
+            Ok(Some(Record::Chunk(chunk))) => {
                 run.summary.chunks += 1;
                 last_t = chunk.t_ms;
                 run.session.feed(&chunk, &mut run.events);
+                run.drain(sink)?;
+            }
+            Ok(Some(Record::Operator(op))) => {
+                last_t = op.t_ms;
+                // A single-board capture has one board, whatever number the
+                // daemon gave it; a bus capture names its boards.
+                let target = if mode == Mode::Single {
+                    board
+                } else {
+                    op.board
+                };
+                if let Err(e) = run
+                    .session
+                    .operator(op.t_ms, target, &op.command, &mut run.events)
+                {
+                    sink.warning(&format!(
+                        "the arbiter's {} at {} ms did not apply: {e}",
+                        op.command.action(),
+                        op.t_ms
+                    ));
+                }
                 run.drain(sink)?;
             }
             Ok(None) => break,

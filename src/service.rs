@@ -14,6 +14,7 @@ use tokio::net::TcpListener;
 use crate::config::Config;
 use crate::http::FeedConfig;
 use crate::hub::Hub;
+use crate::operator::{pairings_path, CommandSender, Desk};
 use crate::publish::Tournament;
 
 /// The arbiter token: the configured one, else the one kept in
@@ -77,6 +78,18 @@ pub async fn start_http(
     listen: SocketAddr,
     hub: Arc<Hub>,
 ) -> anyhow::Result<HttpInfo> {
+    start_http_with_commands(config, listen, hub, None).await
+}
+
+/// [`start_http`] whose operator API sends board commands to a daemon through
+/// `commands` (see [`crate::daemon::run_with_commands`]). Pairing changes are
+/// kept in `<data_dir>/operator/pairings.json` either way.
+pub async fn start_http_with_commands(
+    config: &Config,
+    listen: SocketAddr,
+    hub: Arc<Hub>,
+    commands: Option<CommandSender>,
+) -> anyhow::Result<HttpInfo> {
     let tournament = Tournament::load(config.tournament.clone(), &config.pairings)
         .context("the [tournament] or [[pairing]] configuration is unusable")?;
     let token = arbiter_token(config)?;
@@ -89,13 +102,21 @@ pub async fn start_http(
     let addr = listener
         .local_addr()
         .context("the listener has no address")?;
+    let file = pairings_path(&config.storage.data_dir);
+    let desk = Desk::open(tournament.clone(), file.clone(), commands).with_context(|| {
+        format!(
+            "the arbiters' pairing changes in {} are unusable",
+            file.display()
+        )
+    })?;
     let feeds = FeedConfig {
         arbiter_token: token.clone(),
         tournament: Arc::new(tournament),
         pgn_dir: Some(config.storage.data_dir.join("broadcast")),
     };
+    let desk = Arc::new(desk);
     tokio::spawn(async move {
-        if let Err(e) = crate::http::serve(listener, hub, feeds).await {
+        if let Err(e) = crate::http::serve_with_desk(listener, hub, feeds, desk).await {
             tracing::error!("the HTTP server stopped: {e}");
         }
     });

@@ -31,6 +31,7 @@ use eboard_protocols::{ClockReading, Picture};
 
 use crate::capture::{Chunk, Direction};
 use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
+use crate::operator::{OperatorError, Refusal, TrackerCommand};
 use crate::tracker::{Tracker, TrackerConfig, TrackerError};
 
 /// What a board told about itself.
@@ -99,6 +100,8 @@ struct BoardState {
     picture: Picture,
     tracker: Tracker,
     info: BoardInfo,
+    /// An arbiter marked the board inactive: its alerts are dropped.
+    inactive: bool,
 }
 
 impl BoardState {
@@ -108,6 +111,7 @@ impl BoardState {
             picture: Picture::empty(),
             tracker: Tracker::new(config.clone()),
             info: BoardInfo::default(),
+            inactive: false,
         }
     }
 }
@@ -160,6 +164,53 @@ impl DgtSession {
     /// set up, rather than from a standard or Chess960 start picture.
     pub fn set_start_fen(&mut self, fen: &str) -> Result<(), TrackerError> {
         self.single.tracker.set_start_fen(fen)
+    }
+
+    /// Applies an arbiter's command to board `board` at `t_ms` (in order with the
+    /// chunks: the daemon and replay call this where the capture has the
+    /// command's `operator` line). Events it causes are appended to `out`.
+    pub fn operator(
+        &mut self,
+        t_ms: Millis,
+        board: u32,
+        command: &TrackerCommand,
+        out: &mut Vec<Stamped>,
+    ) -> Result<(), OperatorError> {
+        let state = std::iter::once(&mut self.single)
+            .chain(self.bus.values_mut())
+            .find(|b| b.number == board)
+            .ok_or(OperatorError::UnknownBoard(board))?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let refusal = |r: Refusal| match r {
+            Refusal::NoGame => OperatorError::NoGame(board),
+            Refusal::NoRetraction => OperatorError::NoRetraction(board),
+            Refusal::BadFen(reason) => OperatorError::BadFen {
+                fen: match command {
+                    TrackerCommand::SetStartFen { fen } => fen.clone(),
+                    _ => String::new(),
+                },
+                reason,
+            },
+        };
+        let result = match command {
+            TrackerCommand::SetResult { result, reason } => {
+                state.tracker.operator_result(*result, reason, &mut scratch)
+            }
+            TrackerCommand::AcceptRetraction => state.tracker.operator_accept_retraction(),
+            TrackerCommand::RejectRetraction => {
+                state.tracker.operator_reject_retraction(t_ms, &mut scratch)
+            }
+            TrackerCommand::SetStartFen { fen } => state.tracker.operator_start_fen(t_ms, fen),
+            TrackerCommand::SetActive { active } => {
+                state.inactive = !active;
+                Ok(())
+            }
+        }
+        .map_err(refusal);
+        stamp(state, t_ms, &mut scratch, out);
+        self.scratch = scratch;
+        result
     }
 
     /// The port went down (`online == false`) or came back: every board behind it
@@ -431,6 +482,10 @@ impl DgtSession {
 /// Stamps the tracker's events with board, ply and time, moving them to `out`.
 fn stamp(board: &BoardState, t_ms: Millis, events: &mut Vec<TrackerEvent>, out: &mut Vec<Stamped>) {
     let plies = board.tracker.ply();
+    if board.inactive {
+        // An inactive board is nobody's game: nothing to alert arbiters about.
+        events.retain(|e| !matches!(e, TrackerEvent::Alert(_) | TrackerEvent::Resolved(_)));
+    }
     out.extend(events.drain(..).map(|event| {
         let ply = match &event {
             TrackerEvent::Game(GameEvent::Move(m)) => m.ply,

@@ -467,6 +467,16 @@ async fn every_arbiter_path_needs_the_token() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    // Acknowledged alerts stay open (marked) until resolved.
+    assert_eq!(hub.arbiter_snapshot()[0].acknowledged, vec![seq]);
+    let r = client
+        .post(format!("{base}/arbiter/api/resolve"))
+        .header("Authorization", &bearer)
+        .json(&ack)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     assert!(hub.arbiter_snapshot()[0].open.is_empty());
     let again = client
         .post(format!("{base}/arbiter/api/ack"))
@@ -476,7 +486,7 @@ async fn every_arbiter_path_needs_the_token() {
         .await
         .unwrap();
     assert_eq!(again.status(), 404);
-    assert!(again.text().await.unwrap().contains("already acknowledged"));
+    assert!(again.text().await.unwrap().contains("already resolved"));
     let unknown = client
         .post(format!("{base}/arbiter/api/ack"))
         .header("Authorization", &bearer)
@@ -484,7 +494,7 @@ async fn every_arbiter_path_needs_the_token() {
         .send()
         .await
         .unwrap();
-    assert_eq!(unknown.status(), 404);
+    assert_eq!(unknown.status(), 400);
     assert!(
         hub.public_board(77).is_none(),
         "a bad request must not create a board"

@@ -3,41 +3,41 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{Query, Request, State};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{any, get, post};
-use axum::{Json, Router};
+use axum::Router;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{json_body, AppState};
-use crate::publish::feeds;
+use super::{json_body, AppState, MAX_BODY_BYTES};
+use crate::operator::{check_fen, parse_result, AssignedPairing, OperatorError, TrackerCommand};
+use crate::publish::{feeds, Player};
 
 const PAGE: &str = include_str!("../../assets/arbiter/index.html");
 const STYLE: &str = include_str!("../../assets/arbiter/style.css");
 const SCRIPT: &str = include_str!("../../assets/arbiter/app.js");
 
-/// Operator actions and whether this build offers them (the hub offers
-/// acknowledging only; the others are listed so arbiters know what to expect).
-const ACTIONS: [(&str, bool, &str); 4] = [
-    ("acknowledge", true, "Mark an alert as dealt with."),
+/// The operator actions, for the dashboard's help and for API clients: name,
+/// path and what it does.
+const ACTIONS: [(&str, &str, &str); 9] = [
+    ("acknowledge", "/arbiter/api/ack", "Mark an alert as seen; it stays listed until resolved."),
+    ("resolve", "/arbiter/api/resolve", "Close an alert or notice the arbiter dealt with."),
+    ("set_result", "/arbiter/api/result", "Enter the game's result (1-0, 0-1, 1/2-1/2) with a reason."),
     (
-        "set_result",
-        false,
-        "The hub has no operator result entry yet.",
+        "retraction",
+        "/arbiter/api/retraction",
+        "Accept the last retraction, or reject it: the withdrawn moves stand and the board must be put back.",
     ),
-    (
-        "take_back",
-        false,
-        "Correct the position on the board instead.",
-    ),
-    (
-        "set_pairing",
-        false,
-        "Edit [[pairing]] in the configuration and restart.",
-    ),
+    ("set_pairing", "/arbiter/api/pairing", "Assign the players of a board for a round."),
+    ("swap_colours", "/arbiter/api/swap", "Article 7.3: the players sat on the wrong colours; swap the names for this game."),
+    ("set_start_fen", "/arbiter/api/start-fen", "Games on the board start from this position."),
+    ("set_active", "/arbiter/api/active", "An inactive board raises no alerts and is left out of the round's feeds."),
+    ("board", "/arbiter/api/board/{n}", "A board's full record and timeline (GET)."),
 ];
 
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
@@ -45,7 +45,15 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/arbiter", get(page))
         .route("/arbiter/", get(page))
         .route("/arbiter/api/state", get(board_state))
+        .route("/arbiter/api/board/{board}", get(board_record))
         .route("/arbiter/api/ack", post(acknowledge))
+        .route("/arbiter/api/resolve", post(resolve))
+        .route("/arbiter/api/result", post(set_result))
+        .route("/arbiter/api/retraction", post(retraction))
+        .route("/arbiter/api/pairing", post(set_pairing))
+        .route("/arbiter/api/swap", post(swap_colours))
+        .route("/arbiter/api/start-fen", post(set_start_fen))
+        .route("/arbiter/api/active", post(set_active))
         // Unknown paths under /arbiter/ are 401 without the token too, so a
         // prober learns nothing about which exist.
         .route("/arbiter/{*rest}", any(|| async { StatusCode::NOT_FOUND }))
@@ -105,9 +113,128 @@ async fn page() -> Response {
         .into_response()
 }
 
+/// An API error: the status and a sentence for the arbiter.
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    let mut r = json_body(&json!({ "ok": false, "error": message.to_string() }));
+    *r.status_mut() = status;
+    r
+}
+
+fn operator_error(e: &OperatorError) -> Response {
+    let status = match e {
+        OperatorError::BadResult(_)
+        | OperatorError::BadFen { .. }
+        | OperatorError::BadField { .. }
+        | OperatorError::UnknownBoard(_) => StatusCode::BAD_REQUEST,
+        OperatorError::NoGame(_) | OperatorError::NoRetraction(_) => StatusCode::CONFLICT,
+        OperatorError::NoDaemon | OperatorError::DaemonGone => StatusCode::SERVICE_UNAVAILABLE,
+        OperatorError::Persist { .. } | OperatorError::Journal(_) => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+    };
+    error(status, e)
+}
+
+/// A JSON body of type `T`, or a 400 that says what is wrong with it. Axum's
+/// own `Json` rejection answers in plain text with serde's words; arbiters get
+/// one JSON shape for every error instead. The size limit is the router's
+/// (`MAX_BODY_BYTES`, 413 beyond it).
+struct Body<T>(T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            let status = e.status();
+            if status == StatusCode::PAYLOAD_TOO_LARGE {
+                error(
+                    status,
+                    format!(
+                        "the request body is over {MAX_BODY_BYTES} bytes: operator actions are small JSON objects"
+                    ),
+                )
+            } else {
+                error(status, e.body_text())
+            }
+        })?;
+        serde_json::from_slice(&bytes).map(Body).map_err(|e| {
+            error(
+                StatusCode::BAD_REQUEST,
+                format!("the request body is not a valid action: {e}; see docs/arbiter-api.md"),
+            )
+        })
+    }
+}
+
+/// Who acted, for the timeline: the name the dashboard sends, or "arbiter".
+fn who(by: &Option<String>) -> Result<String, OperatorError> {
+    match by.as_deref().map(str::trim) {
+        None | Some("") => Ok("arbiter".into()),
+        Some(name) => Ok(clean_text("by", name, 80)?),
+    }
+}
+
+/// Free text from an arbiter: trimmed, bounded, no control characters (they
+/// would garble logs and PGN tags).
+fn clean_text(field: &'static str, text: &str, max: usize) -> Result<String, OperatorError> {
+    let text = text.trim();
+    if text.chars().count() > max {
+        return Err(OperatorError::BadField {
+            field,
+            problem: format!("longer than {max} characters"),
+        });
+    }
+    if text.chars().any(char::is_control) {
+        return Err(OperatorError::BadField {
+            field,
+            problem: "contains control characters (line breaks, tabs...)".into(),
+        });
+    }
+    Ok(text.to_owned())
+}
+
+/// Board numbers the request may name: boards the daemon follows or the
+/// current round pairs. Checked before touching the hub, which would
+/// otherwise create the board.
+fn known_board(s: &AppState, board: u32) -> Result<(), OperatorError> {
+    let t = s.tournament();
+    if s.live.public_board(board).is_some() || t.pairing(t.config.current_round, board).is_some() {
+        Ok(())
+    } else {
+        Err(OperatorError::UnknownBoard(board))
+    }
+}
+
+fn ok(v: serde_json::Value) -> Response {
+    let mut v = v;
+    if let serde_json::Value::Object(m) = &mut v {
+        m.insert("ok".into(), true.into());
+    }
+    json_body(&v)
+}
+
+/// Time stamps for notices logged by the HTTP side: milliseconds since the
+/// Unix epoch (the daemon's own notices carry its session time; the timeline
+/// keeps both in order by sequence number).
+fn now_ms() -> u64 {
+    crate::journal::unix_ms_now()
+}
+
+fn player_json(p: &Player) -> serde_json::Value {
+    json!({
+        "name": p.name,
+        "title": p.title,
+        "rating": p.rating,
+        "fide_id": p.fide_id,
+        "federation": p.federation,
+    })
+}
+
 /// Every board as arbiters see it, live (never delayed).
 async fn board_state(State(s): State<AppState>) -> Response {
-    let round = s.tournament.config.current_round;
+    let t = s.tournament();
+    let round = t.config.current_round;
     let boards: Vec<_> = s
         .live
         .arbiter_snapshot()
@@ -118,60 +245,471 @@ async fn board_state(State(s): State<AppState>) -> Response {
                 .public
                 .game
                 .clone()
-                .map(|g| feeds::with_tournament(g, &s.tournament, round, n));
-            let pairing = s.tournament.pairing(round, n);
+                .map(|g| feeds::with_tournament(g, &t, round, n));
+            let pairing = t.pairing(round, n);
+            let open: Vec<_> = b
+                .open
+                .iter()
+                .map(|e| {
+                    let mut v = serde_json::to_value(e).unwrap_or_default();
+                    if let serde_json::Value::Object(m) = &mut v {
+                        m.insert("state".into(), json!(b.state_of(e.seq)));
+                    }
+                    v
+                })
+                .collect();
             json!({
                 "board": n,
                 "online": b.public.online,
+                "active": !t.inactive.contains(&n),
                 "port": b.port,
                 "white": pairing.map(|p| &p.0.name),
                 "black": pairing.map(|p| &p.1.name),
+                "players": pairing.map(|p| json!({"white": player_json(&p.0), "black": player_json(&p.1)})),
+                "swapped": s.desk.overrides().swapped.contains(&(round, n)),
                 "fen": game.as_ref().map(feeds::current_fen),
                 "last_move": game.as_ref().and_then(|g| g.moves.last()).map(|m| json!({"ply": m.ply, "san": m.san})),
                 "plies": game.as_ref().map_or(0, |g| g.moves.len()),
                 "result": game.as_ref().map(|g| g.result_token()),
                 "clock": b.public.clock,
-                "open": b.open,
+                "open": open,
             })
         })
         .collect();
     let actions: Vec<_> = ACTIONS
         .iter()
-        .map(|(name, available, help)| json!({"name": name, "available": available, "help": help}))
+        .map(|(name, path, help)| json!({"name": name, "path": path, "help": help}))
         .collect();
     json_body(&json!({
         "round": round,
-        "delay_secs": s.tournament.config.delay_secs,
+        "delay_secs": t.config.delay_secs,
         "boards": boards,
         "actions": actions,
     }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Ack {
-    board: u32,
-    seq: u64,
+/// One board's full record (every game, PGN and moves) and its arbiter timeline.
+async fn board_record(State(s): State<AppState>, Path(board): Path<u32>) -> Response {
+    if s.live.public_board(board).is_none() {
+        return operator_error(&OperatorError::UnknownBoard(board));
+    }
+    let t = s.tournament();
+    let round = t.config.current_round;
+    let games: Vec<_> = s
+        .live
+        .games(board)
+        .into_iter()
+        .map(|g| feeds::with_tournament(g, &t, round, board))
+        .map(|g| {
+            json!({
+                "pgn": g.to_pgn(),
+                "start_fen": g.start_fen,
+                "result": g.result_token(),
+                "result_reason": g.result_reason,
+                "moves": g.moves.iter().map(|m| json!({
+                    "ply": m.ply, "san": m.san, "uci": m.uci,
+                    "clock_ms": m.clock_ms, "emt_ms": m.emt_ms,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json_body(&json!({
+        "board": board,
+        "round": round,
+        "games": games,
+        "timeline": s.live.timeline(board),
+    }))
 }
 
-async fn acknowledge(State(s): State<AppState>, Json(ack): Json<Ack>) -> Response {
-    // Asking the hub about an unknown board would create it: answer here.
-    if s.live.public_board(ack.board).is_none() {
-        let mut r = json_body(&json!({
-            "acknowledged": false,
-            "error": format!("there is no board {}: check the board number", ack.board),
-        }));
-        *r.status_mut() = StatusCode::NOT_FOUND;
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoticeRef {
+    board: u32,
+    seq: u64,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+async fn acknowledge(State(s): State<AppState>, Body(req): Body<NoticeRef>) -> Response {
+    if let Err(e) = known_board(&s, req.board) {
+        return operator_error(&e);
+    }
+    let by = match who(&req.by) {
+        Ok(by) => by,
+        Err(e) => return operator_error(&e),
+    };
+    if s.live.acknowledge(req.board, req.seq) {
+        s.live.operator_notice(
+            req.board,
+            now_ms(),
+            "acknowledge",
+            &format!("notice {} acknowledged by {by}", req.seq),
+        );
+        ok(
+            json!({"acknowledged": true, "board": req.board, "seq": req.seq, "state": "acknowledged"}),
+        )
+    } else {
+        error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "board {} has no open notice {}: it was already resolved or never existed; reload the dashboard",
+                req.board, req.seq
+            ),
+        )
+    }
+}
+
+async fn resolve(State(s): State<AppState>, Body(req): Body<NoticeRef>) -> Response {
+    if let Err(e) = known_board(&s, req.board) {
+        return operator_error(&e);
+    }
+    let (by, reason) = match (
+        who(&req.by),
+        clean_text("reason", req.reason.as_deref().unwrap_or(""), 300),
+    ) {
+        (Ok(by), Ok(reason)) => (by, reason),
+        (Err(e), _) | (_, Err(e)) => return operator_error(&e),
+    };
+    let reason = if reason.is_empty() {
+        format!("resolved by {by}")
+    } else {
+        format!("resolved by {by}: {reason}")
+    };
+    match s.live.resolve(req.board, req.seq, now_ms(), &reason) {
+        Some(e) => ok(json!({"resolved": true, "board": req.board, "seq": req.seq, "notice": e})),
+        None => error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "board {} has no open notice {}: it was already resolved or never existed; reload the dashboard",
+                req.board, req.seq
+            ),
+        ),
+    }
+}
+
+/// Sends a board command to the daemon and answers with its outcome.
+async fn board_command(s: &AppState, board: u32, command: TrackerCommand, by: &str) -> Response {
+    if let Err(e) = known_board(s, board) {
+        return operator_error(&e);
+    }
+    let action = command.action();
+    let detail = command.describe();
+    match s.desk.send(board, command).await {
+        Ok(()) => {
+            tracing::info!(board, action, by, "operator: {detail}");
+            ok(json!({"board": board, "action": action, "done": detail, "by": by}))
+        }
+        Err(e) => operator_error(&e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResultReq {
+    board: u32,
+    result: String,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+async fn set_result(State(s): State<AppState>, Body(req): Body<ResultReq>) -> Response {
+    let checked = (|| {
+        let result = parse_result(&req.result)?;
+        let reason = clean_text("reason", req.reason.as_deref().unwrap_or(""), 200)?;
+        let by = who(&req.by)?;
+        let reason = if reason.is_empty() {
+            format!("entered by {by}")
+        } else {
+            reason
+        };
+        Ok::<_, OperatorError>((result, reason, by))
+    })();
+    match checked {
+        Ok((result, reason, by)) => {
+            board_command(
+                &s,
+                req.board,
+                TrackerCommand::SetResult { result, reason },
+                &by,
+            )
+            .await
+        }
+        Err(e) => operator_error(&e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetractionReq {
+    board: u32,
+    /// `"accept"` or `"reject"`.
+    decision: String,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+async fn retraction(State(s): State<AppState>, Body(req): Body<RetractionReq>) -> Response {
+    let command = match req.decision.as_str() {
+        "accept" => TrackerCommand::AcceptRetraction,
+        "reject" => TrackerCommand::RejectRetraction,
+        other => {
+            return operator_error(&OperatorError::BadField {
+                field: "decision",
+                problem: format!("{other:?} is neither \"accept\" nor \"reject\""),
+            })
+        }
+    };
+    let by = match who(&req.by) {
+        Ok(by) => by,
+        Err(e) => return operator_error(&e),
+    };
+    let r = board_command(&s, req.board, command, &by).await;
+    if r.status().is_success() {
+        // The tracker's takeback alert is ruled on: close it.
+        for seq in s
+            .live
+            .open_alert_seq(req.board, &["takeback", "rollback_to_start"])
+        {
+            s.live.resolve(
+                req.board,
+                seq,
+                now_ms(),
+                &format!("retraction {}ed by {by}", req.decision),
+            );
+        }
+    }
+    r
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FenReq {
+    board: u32,
+    fen: String,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+async fn set_start_fen(State(s): State<AppState>, Body(req): Body<FenReq>) -> Response {
+    let checked = check_fen(&req.fen).and_then(|fen| Ok((fen, who(&req.by)?)));
+    match checked {
+        Ok((fen, by)) => {
+            board_command(&s, req.board, TrackerCommand::SetStartFen { fen }, &by).await
+        }
+        Err(e) => operator_error(&e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActiveReq {
+    board: u32,
+    active: bool,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+async fn set_active(State(s): State<AppState>, Body(req): Body<ActiveReq>) -> Response {
+    let by = match who(&req.by) {
+        Ok(by) => by,
+        Err(e) => return operator_error(&e),
+    };
+    let r = board_command(
+        &s,
+        req.board,
+        TrackerCommand::SetActive { active: req.active },
+        &by,
+    )
+    .await;
+    if !r.status().is_success() {
         return r;
     }
-    if s.live.acknowledge(ack.board, ack.seq) {
-        json_body(&json!({"acknowledged": true, "board": ack.board, "seq": ack.seq}))
-    } else {
-        let mut r = json_body(&json!({
-            "acknowledged": false,
-            "error": format!("board {} has no open notice {}: it was already acknowledged or never existed; reload the dashboard", ack.board, ack.seq),
-        }));
-        *r.status_mut() = StatusCode::NOT_FOUND;
-        r
+    // The tracker took it (and journaled it); the feeds follow the desk.
+    match s.desk.change(|o| {
+        if req.active {
+            o.inactive.remove(&req.board);
+        } else {
+            o.inactive.insert(req.board);
+        }
+    }) {
+        Ok(()) => r,
+        Err(e) => operator_error(&e),
     }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairingReq {
+    board: u32,
+    #[serde(default)]
+    round: Option<u32>,
+    white: Player,
+    black: Player,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+/// Titles FIDE awards (the same list the tournament loader keeps).
+const TITLES: [&str; 8] = ["GM", "IM", "FM", "CM", "WGM", "WIM", "WFM", "WCM"];
+
+fn check_player(side: &'static str, p: &Player) -> Result<Player, OperatorError> {
+    let bad = |problem: String| OperatorError::BadField {
+        field: side,
+        problem,
+    };
+    let name = clean_text(side, &p.name, 100)?;
+    if name.is_empty() {
+        return Err(bad(
+            "the player needs a name (\"Surname, Given name\")".into()
+        ));
+    }
+    let title = match p.title.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(t) => {
+            let t = t.to_ascii_uppercase();
+            if !TITLES.contains(&t.as_str()) {
+                return Err(bad(format!(
+                    "{t:?} is not a FIDE title (GM, IM, FM, CM, WGM, WIM, WFM, WCM)"
+                )));
+            }
+            Some(t)
+        }
+    };
+    if p.rating.is_some_and(|r| r > 3500) {
+        return Err(bad("the rating is above 3500".into()));
+    }
+    if p.fide_id.is_some_and(|id| id == 0 || id > 999_999_999) {
+        return Err(bad("a FIDE id is a number of up to 9 digits".into()));
+    }
+    let federation = match p.federation.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(f) if f.len() == 3 && f.chars().all(|c| c.is_ascii_alphabetic()) => {
+            Some(f.to_ascii_uppercase())
+        }
+        Some(f) => return Err(bad(format!("{f:?} is not a three-letter federation code"))),
+    };
+    Ok(Player {
+        name,
+        title,
+        rating: p.rating,
+        fide_id: p.fide_id,
+        federation,
+    })
+}
+
+fn check_round(s: &AppState, round: Option<u32>) -> Result<u32, OperatorError> {
+    let round = round.unwrap_or(s.tournament().config.current_round);
+    if !(1..=999).contains(&round) {
+        return Err(OperatorError::BadField {
+            field: "round",
+            problem: format!("{round} is not a round number (1 to 999)"),
+        });
+    }
+    Ok(round)
+}
+
+fn check_board_number(board: u32) -> Result<(), OperatorError> {
+    if (1..=9999).contains(&board) {
+        Ok(())
+    } else {
+        Err(OperatorError::BadField {
+            field: "board",
+            problem: format!("{board} is not a board number (1 to 9999)"),
+        })
+    }
+}
+
+async fn set_pairing(State(s): State<AppState>, Body(req): Body<PairingReq>) -> Response {
+    let checked = (|| {
+        check_board_number(req.board)?;
+        let round = check_round(&s, req.round)?;
+        let white = check_player("white", &req.white)?;
+        let black = check_player("black", &req.black)?;
+        Ok::<_, OperatorError>((round, white, black, who(&req.by)?))
+    })();
+    let (round, white, black, by) = match checked {
+        Ok(v) => v,
+        Err(e) => return operator_error(&e),
+    };
+    let detail = format!(
+        "round {round}: {} – {} assigned by {by}",
+        white.name, black.name
+    );
+    let changed = s.desk.change(|o| {
+        o.assigned
+            .retain(|a| (a.round, a.board) != (round, req.board));
+        // A new pairing is entered with the colours as they are meant.
+        o.swapped.remove(&(round, req.board));
+        o.assigned.push(AssignedPairing {
+            round,
+            board: req.board,
+            white,
+            black,
+        });
+    });
+    if let Err(e) = changed {
+        return operator_error(&e);
+    }
+    if s.live.public_board(req.board).is_some() {
+        s.live
+            .operator_notice(req.board, now_ms(), "set_pairing", &detail);
+    }
+    ok(json!({"board": req.board, "round": round, "done": detail}))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SwapReq {
+    board: u32,
+    #[serde(default)]
+    round: Option<u32>,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+async fn swap_colours(State(s): State<AppState>, Body(req): Body<SwapReq>) -> Response {
+    let checked = (|| {
+        check_board_number(req.board)?;
+        Ok::<_, OperatorError>((check_round(&s, req.round)?, who(&req.by)?))
+    })();
+    let (round, by) = match checked {
+        Ok(v) => v,
+        Err(e) => return operator_error(&e),
+    };
+    if s.tournament().pairing(round, req.board).is_none() {
+        return operator_error(&OperatorError::BadField {
+            field: "board",
+            problem: format!(
+                "board {} has no pairing in round {round}: assign one before swapping colours",
+                req.board
+            ),
+        });
+    }
+    // Swapping is its own undo: a second swap restores the pairing.
+    let mut now_swapped = false;
+    if let Err(e) = s.desk.change(|o| {
+        now_swapped = o.swapped.insert((round, req.board));
+        if !now_swapped {
+            o.swapped.remove(&(round, req.board));
+        }
+    }) {
+        return operator_error(&e);
+    }
+    let t = s.tournament();
+    let (w, b) = t.pairing(round, req.board).expect("checked above");
+    let detail = format!(
+        "Article 7.3: colours swapped by {by} for round {round}; White {}, Black {}",
+        w.name, b.name
+    );
+    if s.live.public_board(req.board).is_some() {
+        s.live
+            .operator_notice(req.board, now_ms(), "swap_colours", &detail);
+    }
+    ok(
+        json!({"board": req.board, "round": round, "swapped": now_swapped, "white": w.name, "black": b.name}),
+    )
 }

@@ -19,6 +19,7 @@ use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::hub::Hub;
+use crate::operator::Desk;
 use crate::publish::delay::delayed;
 use crate::publish::Tournament;
 use stream::History;
@@ -46,13 +47,30 @@ pub(crate) struct AppState {
     /// What the public sees: `live`, or its delayed copy.
     pub public: Arc<Hub>,
     pub history: Arc<History>,
-    pub tournament: Arc<Tournament>,
+    /// The tournament as configured and amended by arbiters (pairings,
+    /// colour swaps, inactive boards), and the way to the daemon.
+    pub desk: Arc<Desk>,
     pub token: Arc<str>,
+}
+
+impl AppState {
+    /// The tournament data now (a cheap snapshot: arbiters may amend it).
+    pub fn tournament(&self) -> Arc<Tournament> {
+        self.desk.tournament()
+    }
 }
 
 /// The router, for embedding or tests. Spawns the delay and history tasks, so
 /// it must run inside a Tokio runtime.
 pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
+    let desk = Arc::new(Desk::new((*cfg.tournament).clone()));
+    router_with_desk(hub, cfg, desk)
+}
+
+/// [`router`] with the arbiters' desk: amended pairings kept in a file and board
+/// commands sent to the daemon (what `run` and the demo serve). The desk's
+/// tournament replaces `cfg.tournament`.
+pub fn router_with_desk(hub: Arc<Hub>, cfg: FeedConfig, desk: Arc<Desk>) -> Router {
     let delay = Duration::from_secs(u64::from(cfg.tournament.config.delay_secs));
     let public = delayed(Arc::clone(&hub), delay);
     let history = History::follow(&public);
@@ -60,14 +78,16 @@ pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
         tokio::spawn(crate::publish::sink::run(
             dir,
             Arc::clone(&public),
-            Arc::clone(&cfg.tournament),
+            // The file sink keeps the tournament as it was at start (amended
+            // pairings from earlier runs included).
+            desk.tournament(),
         ));
     }
     let state = AppState {
         live: hub,
         public,
         history,
-        tournament: cfg.tournament,
+        desk,
         token: Arc::from(cfg.arbiter_token.as_str()),
     };
     public::routes()
@@ -92,6 +112,16 @@ async fn security_headers(mut res: axum::response::Response) -> axum::response::
 /// Serves the feeds and the dashboard on `listener` until the task is dropped.
 pub async fn serve(listener: TcpListener, hub: Arc<Hub>, cfg: FeedConfig) -> std::io::Result<()> {
     axum::serve(listener, router(hub, cfg)).await
+}
+
+/// [`serve`] with the arbiters' desk (see [`router_with_desk`]).
+pub async fn serve_with_desk(
+    listener: TcpListener,
+    hub: Arc<Hub>,
+    cfg: FeedConfig,
+    desk: Arc<Desk>,
+) -> std::io::Result<()> {
+    axum::serve(listener, router_with_desk(hub, cfg, desk)).await
 }
 
 /// JSON text safe to embed anywhere: `<`, `>` and `&` become `\u003c`… (the

@@ -48,7 +48,7 @@ fn not_found(what: String) -> Response {
 }
 
 async fn games_pgn(State(s): State<AppState>) -> Response {
-    pgn(feeds::games_pgn(&s.public, &s.tournament))
+    pgn(feeds::games_pgn(&s.public, &s.tournament()))
 }
 
 /// `/round/{r}/game/{b}.pgn`.
@@ -64,20 +64,20 @@ async fn game_pgn(
             "no such game: use /round/<round>/game/<board>.pgn with numbers\n".into(),
         );
     };
-    if round != s.tournament.config.current_round {
+    if round != s.tournament().config.current_round {
         return not_found(format!(
             "round {round} is not the current round ({}): only the current round's games are held\n",
-            s.tournament.config.current_round
+            s.tournament().config.current_round
         ));
     }
-    match feeds::board_game(&s.public, &s.tournament, board) {
+    match feeds::board_game(&s.public, &s.tournament(), board) {
         Some(g) => pgn(g.to_pgn()),
         None => not_found(format!("board {board} has no game in round {round}\n")),
     }
 }
 
 async fn tournament_json(State(s): State<AppState>) -> Response {
-    json_body(&feeds::lcc_tournament(&s.public, &s.tournament))
+    json_body(&feeds::lcc_tournament(&s.public, &s.tournament()))
 }
 
 /// `/round-{r}/index.json` and `/round-{r}/game-{b}.json` (`?poll` ignored).
@@ -92,7 +92,7 @@ async fn lcc_round_file(
         return not_found("not found\n".into());
     };
     if file == "index.json" {
-        return match feeds::lcc_round(&s.public, &s.tournament, round) {
+        return match feeds::lcc_round(&s.public, &s.tournament(), round) {
             Some(v) => json_body(&v),
             None => not_found(format!("round {round} is not known\n")),
         };
@@ -104,7 +104,7 @@ async fn lcc_round_file(
     else {
         return not_found("not found\n".into());
     };
-    match feeds::lcc_game(&s.public, &s.tournament, round, board) {
+    match feeds::lcc_game(&s.public, &s.tournament(), round, board) {
         Some(v) => json_body(&v),
         None => not_found(format!("board {board} has no game in round {round}\n")),
     }
@@ -116,11 +116,11 @@ async fn snapshot(State(s): State<AppState>) -> Response {
     // Read the sequence number first: events after it may already be in the
     // boards below, and replaying them is harmless (moves are keyed by ply).
     let seq = s.history.last_seq();
-    let round = s.tournament.config.current_round;
-    let boards: Vec<_> = feeds::round_boards(&s.public, &s.tournament)
+    let round = s.tournament().config.current_round;
+    let boards: Vec<_> = feeds::round_boards(&s.public, &s.tournament())
         .into_iter()
         .filter_map(|b| {
-            let g = feeds::board_game(&s.public, &s.tournament, b)?;
+            let g = feeds::board_game(&s.public, &s.tournament(), b)?;
             let clock = s.public.public_board(b).and_then(|p| p.clock);
             Some(json!({
                 "board": b,

@@ -47,6 +47,8 @@ pub fn round_boards(hub: &Hub, t: &Tournament) -> Vec<u32> {
     boards.extend(hub.public_snapshot().iter().map(|b: &PublicBoard| b.number));
     boards.sort_unstable();
     boards.dedup();
+    // An inactive board (marked by an arbiter) is not part of the round.
+    boards.retain(|b| !t.inactive.contains(b));
     boards
 }
 

@@ -54,7 +54,7 @@ pub struct TournamentConfig {
 }
 
 /// One player of a pairing.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Player {
     /// `Surname, Given name` as FIDE writes it.
@@ -88,6 +88,8 @@ pub struct Tournament {
     pub config: TournamentConfig,
     /// (round, board) → (white, black).
     pub pairings: Pairings,
+    /// Boards an arbiter marked inactive: left out of the round's feeds.
+    pub inactive: std::collections::BTreeSet<u32>,
 }
 
 /// Titles FIDE awards; anything else in a title field is dropped rather than
@@ -120,6 +122,7 @@ impl Tournament {
         let mut t = Tournament {
             config,
             pairings: BTreeMap::new(),
+            inactive: Default::default(),
         };
         if t.config.delay_secs > 3600 {
             return Err(TournamentError::Delay(t.config.delay_secs));

@@ -34,6 +34,7 @@ use crate::events::{
     Alert, ColorName, GameEvent, GameResult, Millis, MoveEvent, Severity, TrackerEvent,
 };
 
+use crate::operator::Refusal;
 use crate::timecontrol::{Regime, TimeControl};
 
 pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
@@ -238,6 +239,9 @@ pub struct Tracker {
     press: Option<Press>,
     /// Alerts numbered so far (the last [`Alert::id`] given).
     alerts_raised: u32,
+    /// The last retraction, for an arbiter to rule on: the ply it went back to,
+    /// the FEN there (to know it is still the same game) and the positions withdrawn.
+    withdrawn: Option<(usize, String, Vec<Chess>)>,
 }
 
 impl Tracker {
@@ -275,6 +279,7 @@ impl Tracker {
             turn_started_t: None,
             press: None,
             alerts_raised: 0,
+            withdrawn: None,
         }
     }
 
@@ -454,6 +459,158 @@ impl Tracker {
 
     fn clockless(&self) -> bool {
         self.config.no_clock || !self.clock_seen
+    }
+
+    // ----- operator commands ----------------------------------------------------
+    //
+    // An arbiter's decisions from the dashboard. The daemon journals each one in
+    // the board's capture at its time and calls these in order with the board's
+    // pictures, so a replay of the capture makes the same decisions at the same
+    // points and the tracker stays a pure function of its inputs.
+
+    /// The arbiter enters the game's result (a resignation, an agreed draw, a
+    /// ruling): the game ends, or a result already given is corrected.
+    pub fn operator_result(
+        &mut self,
+        result: GameResult,
+        reason: &str,
+        out: &mut Vec<TrackerEvent>,
+    ) -> Result<(), Refusal> {
+        if self.game.is_none() {
+            return Err(Refusal::NoGame);
+        }
+        if self.phase == Phase::Playing {
+            self.end_game(result, reason.to_owned(), out);
+        } else {
+            out.push(TrackerEvent::Game(GameEvent::Result {
+                result,
+                reason: reason.to_owned(),
+            }));
+        }
+        Ok(())
+    }
+
+    /// The arbiter lets the last retraction stand: there is nothing left to rule on.
+    pub fn operator_accept_retraction(&mut self) -> Result<(), Refusal> {
+        self.current_withdrawn().map(|_| ())
+    }
+
+    /// The arbiter voids the last retraction (Article 7: the withdrawn moves were
+    /// completed and stand). They are reinstated as verified moves (any move
+    /// played since is withdrawn first), and the board, which still shows the
+    /// earlier position, must be put back: the squares that differ are reported
+    /// displaced (7.4) and stay so until the board shows the game again.
+    pub fn operator_reject_retraction(
+        &mut self,
+        t_ms: Millis,
+        out: &mut Vec<TrackerEvent>,
+    ) -> Result<(), Refusal> {
+        let first = out.len();
+        let (k, positions) = self.current_withdrawn()?;
+        let game = self.game.as_mut().ok_or(Refusal::NoRetraction)?;
+        let now = game.history.len() - 1;
+        if now > k {
+            game.history.truncate(k + 1);
+            out.push(TrackerEvent::Game(GameEvent::Retraction {
+                from_ply: (k + 1) as u32,
+                plies: ((k + 1) as u32..=now as u32).collect(),
+            }));
+        }
+        game.pending.clear();
+        for next in positions {
+            let before = game.verified().clone();
+            let target = fen_of(&next);
+            let found = before.legal_moves().into_iter().find(|m| {
+                let mut p = before.clone();
+                p.play_unchecked(*m);
+                fen_of(&p) == target
+            });
+            // Positions come from this game's own history, so each follows from
+            // the one before by a legal move; stop rather than invent one if not.
+            let Some(mv) = found else { break };
+            let san = SanPlus::from_move(before, mv).to_string();
+            let uci = mv.to_uci(game.mode).to_string();
+            game.history.push(next);
+            out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
+                ply: game.ply(),
+                san,
+                uci,
+                fen: target,
+                verified: true,
+                clock_ms: None,
+                emt_ms: None,
+                reconstructed: false,
+            })));
+        }
+        self.takeback = None;
+        self.passed_back = None;
+        self.press = None;
+        self.ambiguous_lines.clear();
+        let game = self.game.as_ref().expect("checked above");
+        let tip = game.verified().board().clone();
+        let ply = game.ply();
+        let squares: Vec<Square> = match &self.last_board {
+            Some(b) => search::diff(&tip, b).into_iter().collect(),
+            None => {
+                let shown = self
+                    .last_raw
+                    .as_ref()
+                    .map(|r| self.orientation.apply(r).occupied())
+                    .unwrap_or_default();
+                (tip.occupied() ^ shown).into_iter().collect()
+            }
+        };
+        if !squares.is_empty() {
+            self.resolution = Resolution::Unexplained;
+            self.unexplained_since = Some(t_ms);
+            self.unexplained_alerted = true;
+            if let Some(b) = &self.last_board {
+                self.displaced = Some((search::diff(&tip, b), b.clone()));
+                self.seen.reset(Target::Board(b));
+            }
+            out.push(TrackerEvent::Alert(Alert {
+                id: 0,
+                penalty: None,
+                kind: "displaced_pieces".into(),
+                article: "7.4".into(),
+                severity: Severity::Warning,
+                squares: Alert::square_names(squares.iter().copied()),
+                message: format!(
+                    "The retraction was rejected and the moves up to ply {ply} stand: put the pieces back on {}.",
+                    names(&squares)
+                ),
+            }));
+        }
+        self.number_alerts(&mut out[first..]);
+        Ok(())
+    }
+
+    /// The operator sets the start position of this board's games (see
+    /// [`Tracker::set_start_fen`]); a board already showing it starts a game.
+    pub fn operator_start_fen(&mut self, t_ms: Millis, fen: &str) -> Result<(), Refusal> {
+        self.set_start_fen(fen)
+            .map_err(|e| Refusal::BadFen(e.to_string()))?;
+        if self.phase != Phase::Playing {
+            if let Some(raw) = self.last_raw.clone() {
+                self.look_for_start(t_ms, &raw);
+            }
+        }
+        Ok(())
+    }
+
+    /// The last retraction, when it belongs to the game on the board now.
+    fn current_withdrawn(&mut self) -> Result<(usize, Vec<Chess>), Refusal> {
+        let (k, fen, positions) = self.withdrawn.take().ok_or(Refusal::NoRetraction)?;
+        let same_game = self
+            .game
+            .as_ref()
+            .and_then(|g| g.history.get(k))
+            .is_some_and(|p| fen_of(p) == fen);
+        if same_game {
+            Ok((k, positions))
+        } else {
+            Err(Refusal::NoRetraction)
+        }
     }
 
     // ----- start of game -------------------------------------------------------
@@ -1424,6 +1581,7 @@ impl Tracker {
         }
         let game = self.game.as_mut().expect("playing");
         let n = game.history.len() - 1;
+        self.withdrawn = Some(withdrawn_from(game, k));
         game.history.truncate(k + 1);
         game.pending.clear();
         let plies: Vec<u32> = ((k + 1) as u32..=n as u32).collect();
@@ -1463,6 +1621,15 @@ impl Tracker {
         self.unexplained_since = None;
         self.unexplained_alerted = false;
     }
+}
+
+/// What a retraction back to ply `k` withdraws, for the arbiter to rule on.
+fn withdrawn_from(game: &Game, k: usize) -> (usize, String, Vec<Chess>) {
+    (k, fen_of(&game.history[k]), game.history[k + 1..].to_vec())
+}
+
+fn fen_of(pos: &Chess) -> String {
+    Fen::from_position(pos, EnPassantMode::Legal).to_string()
 }
 
 fn side_color(side: ClockSide, white: ClockSide) -> Color {

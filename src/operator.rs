@@ -1,0 +1,400 @@
+//! Operator commands: what an arbiter asks for on the dashboard.
+//!
+//! Two kinds, kept apart because they are stored differently:
+//!
+//! * [`TrackerCommand`]s change what a board's tracker does (enter a result,
+//!   reject a retraction, set a start position, switch the board off or on).
+//!   They are *inputs*, like the board's bytes: the daemon journals each one in
+//!   the board's capture stream at its time (an `operator` line, see
+//!   `docs/capture-format.md`) and applies it in order with the bytes, so crash
+//!   recovery and `eboard-bridge replay` rebuild exactly the same games.
+//! * Pairing changes (assign a pairing, swap colours under Article 7.3) are
+//!   tournament metadata: they change names on the feeds, never a move. The
+//!   [`Desk`] keeps them, on top of the configured tournament, in
+//!   `<data_dir>/operator/pairings.json`, rewritten atomically.
+//!
+//! The HTTP handler validates the request into one of these, so nothing
+//! unchecked reaches the daemon's loop.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use serde::{Deserialize, Serialize};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, FromSetup};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::events::GameResult;
+use crate::publish::{Player, Tournament};
+
+/// Why an operator command was refused. The messages go to the arbiter as they
+/// are, so each says what is wrong and what to do.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum OperatorError {
+    #[error("{0:?} is not a result: use \"1-0\", \"0-1\" or \"1/2-1/2\"")]
+    BadResult(String),
+    #[error("start position {fen:?} is not usable: {reason}; give a legal FEN such as a PGN's FEN tag holds")]
+    BadFen { fen: String, reason: String },
+    #[error("there is no board {0}: check the board number on the dashboard")]
+    UnknownBoard(u32),
+    #[error("board {0} has no game yet: a result can be entered once the game has started")]
+    NoGame(u32),
+    #[error("board {0} has no retraction to accept or reject: only the last retraction of the current game can be ruled on")]
+    NoRetraction(u32),
+    #[error("{field}: {problem}")]
+    BadField {
+        field: &'static str,
+        problem: String,
+    },
+    #[error("the command could not be journaled ({0}), so it was not applied; check the data directory's disk space and permissions")]
+    Journal(String),
+    #[error("this server has no daemon attached, so board commands cannot be applied; run `eboard-bridge run`")]
+    NoDaemon,
+    #[error("the daemon did not answer (it is stopping or overloaded); try again")]
+    DaemonGone,
+    #[error(
+        "cannot save the pairings to {path}: {problem}; check the data directory's permissions"
+    )]
+    Persist { path: PathBuf, problem: String },
+}
+
+/// Why a tracker did not take an operator command (the session adds the board).
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    #[error("no game has started")]
+    NoGame,
+    #[error("no retraction to rule on")]
+    NoRetraction,
+    #[error("{0}")]
+    BadFen(String),
+}
+
+/// A result as the operator API spells it (the PGN tokens).
+pub fn parse_result(text: &str) -> Result<GameResult, OperatorError> {
+    match text.trim() {
+        "1-0" => Ok(GameResult::WhiteWins),
+        "0-1" => Ok(GameResult::BlackWins),
+        "1/2-1/2" | "½-½" => Ok(GameResult::Draw),
+        _ => Err(OperatorError::BadResult(text.to_owned())),
+    }
+}
+
+/// Checks a start FEN with shakmaty: it must parse and be a legal position
+/// (standard or Chess960 castling rights). Returns it trimmed.
+pub fn check_fen(fen: &str) -> Result<String, OperatorError> {
+    let fen = fen.trim();
+    let bad = |reason: String| OperatorError::BadFen {
+        fen: fen.to_owned(),
+        reason,
+    };
+    let parsed: Fen = fen.parse().map_err(|e| bad(format!("{e}")))?;
+    let mode = CastlingMode::detect(parsed.as_setup());
+    Chess::from_setup(parsed.into_setup(), mode).map_err(|e| bad(format!("{e}")))?;
+    Ok(fen.to_owned())
+}
+
+/// A command for one board's tracker, as journaled (the JSON of an `operator`
+/// capture line).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrackerCommand {
+    /// The game ends with `result` (an arbiter's decision, a resignation or an
+    /// agreed draw the board could not show).
+    SetResult {
+        #[serde(with = "result_token")]
+        result: GameResult,
+        reason: String,
+    },
+    /// The last retraction stands (the correction was authorised).
+    AcceptRetraction,
+    /// The last retraction is void: the withdrawn moves stand, and the board
+    /// must be put back to the position after them.
+    RejectRetraction,
+    /// Games on this board start from `fen`.
+    SetStartFen { fen: String },
+    /// An inactive board raises no alerts (a bye, an empty table, a board used
+    /// for analysis) and is left out of the round's feeds.
+    SetActive { active: bool },
+}
+
+impl TrackerCommand {
+    /// The operator API's name for the command.
+    pub fn action(&self) -> &'static str {
+        match self {
+            TrackerCommand::SetResult { .. } => "set_result",
+            TrackerCommand::AcceptRetraction => "accept_retraction",
+            TrackerCommand::RejectRetraction => "reject_retraction",
+            TrackerCommand::SetStartFen { .. } => "set_start_fen",
+            TrackerCommand::SetActive { .. } => "set_active",
+        }
+    }
+
+    /// One line for the arbiters' timeline.
+    pub fn describe(&self) -> String {
+        match self {
+            TrackerCommand::SetResult { result, reason } => {
+                format!("result {} ({reason})", result.as_pgn())
+            }
+            TrackerCommand::AcceptRetraction => "retraction accepted".into(),
+            TrackerCommand::RejectRetraction => {
+                "retraction rejected: the withdrawn moves stand".into()
+            }
+            TrackerCommand::SetStartFen { fen } => format!("start position {fen}"),
+            TrackerCommand::SetActive { active: true } => "board marked active".into(),
+            TrackerCommand::SetActive { active: false } => "board marked inactive".into(),
+        }
+    }
+}
+
+mod result_token {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::events::GameResult;
+
+    pub fn serialize<S: Serializer>(r: &GameResult, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(r.as_pgn())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<GameResult, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_result(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A tracker command on its way to the daemon's loop, with where to send the
+/// answer (the HTTP handler waits for it, so the arbiter learns whether the
+/// board took it).
+#[derive(Debug)]
+pub struct BoardRequest {
+    pub board: u32,
+    pub command: TrackerCommand,
+    pub reply: oneshot::Sender<Result<(), OperatorError>>,
+}
+
+/// The sending end the HTTP side holds.
+pub type CommandSender = mpsc::Sender<BoardRequest>;
+
+/// Pairing changes made on the dashboard, kept apart from the configuration so
+/// the configured data stays the base and a reset is a file deletion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairingOverrides {
+    /// Pairings assigned on the dashboard, replacing the configured ones.
+    #[serde(default)]
+    pub assigned: Vec<AssignedPairing>,
+    /// (round, board) whose players sat on the wrong colours (Article 7.3):
+    /// White and Black are swapped for that game.
+    #[serde(default)]
+    pub swapped: BTreeSet<(u32, u32)>,
+    /// Boards marked inactive (left out of the round's feeds).
+    #[serde(default)]
+    pub inactive: BTreeSet<u32>,
+}
+
+/// One pairing assigned on the dashboard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssignedPairing {
+    pub round: u32,
+    pub board: u32,
+    pub white: Player,
+    pub black: Player,
+}
+
+/// Where the pairing overrides are kept under the data directory.
+pub fn pairings_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("operator").join("pairings.json")
+}
+
+/// The tournament as the arbiters have amended it: the configured data plus
+/// the overrides, rebuilt on every change so readers take a cheap snapshot.
+#[derive(Debug)]
+pub struct Desk {
+    base: Tournament,
+    file: Option<PathBuf>,
+    inner: RwLock<(PairingOverrides, Arc<Tournament>)>,
+    commands: Option<CommandSender>,
+}
+
+impl Desk {
+    /// A desk over `base` with no overrides, no file and no daemon (tests, the
+    /// router on its own).
+    pub fn new(base: Tournament) -> Desk {
+        let current = Arc::new(base.clone());
+        Desk {
+            base,
+            file: None,
+            inner: RwLock::new((PairingOverrides::default(), current)),
+            commands: None,
+        }
+    }
+
+    /// A desk that keeps its overrides in `file` (read now when it exists) and
+    /// sends board commands to the daemon through `commands`.
+    pub fn open(
+        base: Tournament,
+        file: PathBuf,
+        commands: Option<CommandSender>,
+    ) -> Result<Desk, OperatorError> {
+        let overrides = match std::fs::read(&file) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| OperatorError::Persist {
+                path: file.clone(),
+                problem: format!("the file is not valid ({e}); fix or delete it"),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => PairingOverrides::default(),
+            Err(e) => {
+                return Err(OperatorError::Persist {
+                    path: file,
+                    problem: e.to_string(),
+                })
+            }
+        };
+        let current = Arc::new(amend(&base, &overrides));
+        Ok(Desk {
+            base,
+            file: Some(file),
+            inner: RwLock::new((overrides, current)),
+            commands,
+        })
+    }
+
+    /// The tournament as amended now.
+    pub fn tournament(&self) -> Arc<Tournament> {
+        Arc::clone(&self.inner.read().unwrap_or_else(|e| e.into_inner()).1)
+    }
+
+    /// The overrides now.
+    pub fn overrides(&self) -> PairingOverrides {
+        self.inner
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .clone()
+    }
+
+    /// Whether board `board` was marked inactive.
+    pub fn is_inactive(&self, board: u32) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .inactive
+            .contains(&board)
+    }
+
+    /// Changes the overrides with `f`, saves them, then makes them current. The
+    /// file is written first: a change the arbiter saw accepted survives a restart.
+    pub fn change(&self, f: impl FnOnce(&mut PairingOverrides)) -> Result<(), OperatorError> {
+        let mut guard = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let mut next = guard.0.clone();
+        f(&mut next);
+        if let Some(file) = &self.file {
+            let persist = |problem: String| OperatorError::Persist {
+                path: file.clone(),
+                problem,
+            };
+            if let Some(dir) = file.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| persist(e.to_string()))?;
+            }
+            let text = serde_json::to_vec_pretty(&next).map_err(|e| persist(e.to_string()))?;
+            crate::publish::sink::write_atomic(file, &text).map_err(|e| persist(e.to_string()))?;
+        }
+        let current = Arc::new(amend(&self.base, &next));
+        *guard = (next, current);
+        Ok(())
+    }
+
+    /// Sends a board command to the daemon and waits for its answer.
+    pub async fn send(&self, board: u32, command: TrackerCommand) -> Result<(), OperatorError> {
+        let tx = self.commands.as_ref().ok_or(OperatorError::NoDaemon)?;
+        let (reply, answer) = oneshot::channel();
+        tx.send(BoardRequest {
+            board,
+            command,
+            reply,
+        })
+        .await
+        .map_err(|_| OperatorError::DaemonGone)?;
+        answer.await.map_err(|_| OperatorError::DaemonGone)?
+    }
+}
+
+/// `base` with the overrides applied: assigned pairings replace configured ones,
+/// then swapped games exchange their players.
+fn amend(base: &Tournament, o: &PairingOverrides) -> Tournament {
+    let mut t = base.clone();
+    for a in &o.assigned {
+        t.config.rounds = t.config.rounds.max(a.round);
+        t.pairings
+            .insert((a.round, a.board), (a.white.clone(), a.black.clone()));
+    }
+    for key in &o.swapped {
+        if let Some((w, b)) = t.pairings.get_mut(key) {
+            std::mem::swap(w, b);
+        }
+    }
+    t.inactive = o.inactive.clone();
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_and_fens_are_checked() {
+        assert_eq!(parse_result("1-0").unwrap(), GameResult::WhiteWins);
+        assert_eq!(parse_result("1/2-1/2").unwrap(), GameResult::Draw);
+        let e = parse_result("2-0").unwrap_err();
+        assert!(e.to_string().contains("\"1-0\""), "{e}");
+        assert!(check_fen("8/8/8/8/8/8/8/K6k w - - 0 1").is_ok());
+        let e = check_fen("8/8/8/8/8/8/8/KK5k w - - 0 1").unwrap_err();
+        assert!(matches!(e, OperatorError::BadFen { .. }), "{e}");
+        assert!(check_fen("not a fen").is_err());
+    }
+
+    #[test]
+    fn commands_round_trip_as_journal_json() {
+        let c = TrackerCommand::SetResult {
+            result: GameResult::Draw,
+            reason: "agreed".into(),
+        };
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"action":"set_result","result":"1/2-1/2","reason":"agreed"})
+        );
+        assert_eq!(serde_json::from_value::<TrackerCommand>(v).unwrap(), c);
+        let bad = serde_json::json!({"action":"set_result","result":"3-0","reason":""});
+        assert!(serde_json::from_value::<TrackerCommand>(bad).is_err());
+    }
+
+    #[test]
+    fn overrides_swap_assign_and_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = pairings_path(dir.path());
+        let p = |name: &str| Player {
+            name: name.into(),
+            ..Player::default()
+        };
+        let desk = Desk::open(Tournament::default(), file.clone(), None).unwrap();
+        desk.change(|o| {
+            o.assigned.push(AssignedPairing {
+                round: 1,
+                board: 2,
+                white: p("A"),
+                black: p("B"),
+            });
+            o.swapped.insert((1, 2));
+            o.inactive.insert(5);
+        })
+        .unwrap();
+        let (w, b) = desk.tournament().pairing(1, 2).cloned().unwrap();
+        assert_eq!((w.name.as_str(), b.name.as_str()), ("B", "A"));
+        let again = Desk::open(Tournament::default(), file, None).unwrap();
+        assert_eq!(again.overrides(), desk.overrides());
+        assert!(again.is_inactive(5));
+        assert!(again.tournament().inactive.contains(&5));
+    }
+}
