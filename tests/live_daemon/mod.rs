@@ -1,0 +1,234 @@
+//! A real `eboard-bridge run` for the HTTP tests: boards on ports that are not
+//! plugged in (the daemon waits for them, as in a hall before the round), whose
+//! games come from captures left in the journal, which the daemon replays at
+//! start exactly as after a crash. So the games, alerts and operator commands
+//! the tests see went through the same code as a live run.
+
+#![allow(dead_code)] // each test file uses a part
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
+use eboard_bridge::emulate::load_game;
+use eboard_bridge::journal::port_key;
+use eboard_bridge::sim::{SimOptions, DAEMON_START_UP};
+use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig};
+use eboard_protocols::hand::{self, HandConfig, PhysicalAction, PhysicalBoard, TimedAction};
+use shakmaty::{Color, Piece, Position, Role, Square};
+
+pub const TOKEN: &str = "operator-test-token";
+
+/// 1. e4 c5 2. c4 Nc6 3. Ne2 Nf6 4. Nbc3 Nb4 (Molinari–Bordais, 1979): White
+/// to move, the knight on e2 blocks the queen's diagonal.
+pub const PLIES: usize = 8;
+
+/// The DGT traffic of those eight plies on a virtual board with a clock,
+/// then, with `illegal`, White's queen jumping over the knight (d1-h5) and the
+/// clock pressed: an illegal move completed (Article 7.5.1).
+pub fn game_capture(illegal: bool) -> Vec<Chunk> {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
+    let mut game = load_game(&file, 1).unwrap();
+    game.moves.truncate(PLIES);
+    let opts = SimOptions::default();
+    let hand_cfg = HandConfig {
+        seed: 7,
+        ..opts.hand.clone()
+    };
+    let script = hand::play(&game.start, &game.moves, &hand_cfg);
+    let pieces = PhysicalBoard::from_board(game.start.board(), false);
+    let mut board = VirtualBoard::new(
+        VirtualBoardConfig {
+            seed: 7,
+            ..opts.board.clone()
+        },
+        pieces,
+    );
+    let mut chunks = Vec::new();
+    let mut t = opts.host_start_ms;
+    for &b in &DAEMON_START_UP {
+        board.receive_host(t, &[b]);
+        chunks.push(Chunk {
+            t_ms: t,
+            dir: Direction::Out,
+            bytes: vec![b],
+        });
+        t += opts.host_gap_ms;
+    }
+    let mut actions: Vec<TimedAction> = script.actions.clone();
+    let mut end = actions.last().map_or(t, |a| a.t_ms);
+    if illegal {
+        // White's clock button is the one pressed after White's first move.
+        let white = script
+            .actions
+            .iter()
+            .find_map(|a| match a.action {
+                PhysicalAction::PressClock(side) if a.t_ms == script.made_at[0].1 => Some(side),
+                _ => None,
+            })
+            .expect("White pressed after the first move");
+        let queen = Piece {
+            color: Color::White,
+            role: Role::Queen,
+        };
+        for (dt, action) in [
+            (
+                2_000,
+                PhysicalAction::Lift {
+                    square: Square::D1,
+                    piece: queen,
+                },
+            ),
+            (
+                2_400,
+                PhysicalAction::Place {
+                    square: Square::H5,
+                    piece: queen,
+                },
+            ),
+            (3_000, PhysicalAction::PressClock(white)),
+        ] {
+            actions.push(TimedAction {
+                t_ms: end + dt,
+                action,
+            });
+        }
+        end += 3_000;
+    }
+    for a in &actions {
+        board.apply(a.t_ms, a.action).unwrap();
+    }
+    board.advance(end + 8_000);
+    for (t_ms, bytes) in board.take_output() {
+        chunks.push(Chunk {
+            t_ms,
+            dir: Direction::In,
+            bytes,
+        });
+    }
+    chunks.sort_by_key(|c| c.t_ms);
+    chunks
+}
+
+/// Leaves `chunks` in the journal as an earlier run's capture of `port`.
+pub fn leave_capture(data: &Path, port: &Path, board: u32, chunks: &[Chunk]) {
+    let dir = data.join("journal/captures").join(port_key(port));
+    std::fs::create_dir_all(&dir).unwrap();
+    // An hour ago: well before the run the test starts.
+    let started = eboard_bridge::journal::unix_ms_now() - 3_600_000;
+    let mut header = CaptureHeader::new("dgt");
+    header.port = Some(port.display().to_string());
+    header.board = Some(board.to_string());
+    header.mode = Some(PortMode::Single);
+    header
+        .extra
+        .insert("started_unix_ms".into(), started.into());
+    let file = std::fs::File::create(dir.join(format!("{started:013}.jsonl"))).unwrap();
+    let mut w = CaptureWriter::new(std::io::BufWriter::new(file), &header).unwrap();
+    for c in chunks {
+        w.write_chunk(c).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+/// The configuration: boards 1..=n on ports `dir/port-N` (not plugged in),
+/// the token, round 1 with `pairings` (TOML `[[pairing]]` tables).
+pub fn write_config(dir: &Path, boards: u32, pairings: &str) -> PathBuf {
+    let mut text = format!(
+        "[storage]\ndata_dir = {:?}\n[discovery]\nenabled = false\n[http]\narbiter_token = {TOKEN:?}\n\
+         [tournament]\nname = \"Operator Open\"\ncurrent_round = 1\n",
+        dir.join("data")
+    );
+    for n in 1..=boards {
+        text.push_str(&format!(
+            "[[board]]\nport = {:?}\nprotocol = \"dgt\"\nnumber = {n}\n",
+            port(dir, n)
+        ));
+    }
+    text.push_str(pairings);
+    let path = dir.join("eboard-bridge.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub fn port(dir: &Path, n: u32) -> PathBuf {
+    dir.join(format!("port-{n}"))
+}
+
+/// A running daemon and its HTTP address.
+pub struct Daemon {
+    child: Child,
+    pub base: String,
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    pub fn start(config: &Path) -> Daemon {
+        let log = config.with_file_name(format!(
+            "daemon-{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
+            .env("RUST_LOG", "info")
+            .arg("run")
+            .arg("--config")
+            .arg(config)
+            .stdout(Stdio::null())
+            .stderr(out)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let base = loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            // Serving starts before the journal is replayed; "running" comes
+            // once every board is rebuilt.
+            if text.contains("running") {
+                if let Some(i) = text.find("feeds on http://") {
+                    let rest = &text[i + "feeds on ".len()..];
+                    let end = rest.find("/games.pgn").unwrap();
+                    break rest[..end].to_string();
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the daemon did not start:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Daemon { child, base, log }
+    }
+
+    /// SIGTERM, as systemd stops it; waits for a clean exit.
+    pub fn stop(mut self) {
+        let status = Command::new("kill")
+            .args(["-s", "TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = self.child.wait().unwrap();
+        assert!(
+            exit.success(),
+            "{exit}: {}",
+            std::fs::read_to_string(&self.log).unwrap_or_default()
+        );
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // A failed test must not leave its daemon running.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
