@@ -20,8 +20,8 @@ use shakmaty::{Color, Piece, Position, Role, Square};
 
 pub const TOKEN: &str = "operator-test-token";
 
-/// 1. e4 c5 2. c4 Nc6 3. Ne2 Nf6 4. Nbc3 Nb4 (Molinari–Bordais, 1979): White
-/// to move, the knight on e2 blocks the queen's diagonal.
+/// Plies of Molinari–Bordais, 1979, played: 1. e4 c5 2. c4 Nc6 3. Ne2 Nf6
+/// 4. Nbc3 Nb4, White to move, the knight on e2 blocks the queen's diagonal.
 pub const PLIES: usize = 8;
 
 /// The DGT traffic of those eight plies on a virtual board with a clock,
