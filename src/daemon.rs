@@ -402,8 +402,12 @@ impl Daemon {
             .operator(t, op.board, &op.command, events)
             .is_ok()
         {
-            self.hub
-                .operator_notice(op.board, t, op.command.action(), &op.command.describe());
+            self.hub.operator_notice(
+                op.board,
+                Some(t),
+                op.command.action(),
+                &op.command.describe(),
+            );
         }
     }
 
@@ -535,7 +539,7 @@ impl Daemon {
         self.publish(Some(&key));
         if outcome.is_ok() {
             self.hub
-                .operator_notice(board, t, command.action(), &command.describe());
+                .operator_notice(board, Some(t), command.action(), &command.describe());
         }
         outcome
     }

@@ -134,6 +134,9 @@ struct BoardSlot {
     acknowledged: Vec<u64>,
     /// Every arbiter event of the board, oldest first (bounded by [`TIMELINE_LEN`]).
     timeline: std::collections::VecDeque<ArbiterEvent>,
+    /// Time of the latest tracker event: arbiters' actions taken from the HTTP
+    /// side are placed there on the board's time line.
+    last_t: Millis,
 }
 
 impl BoardSlot {
@@ -153,6 +156,7 @@ impl BoardSlot {
             open: Vec::new(),
             acknowledged: Vec::new(),
             timeline: std::collections::VecDeque::new(),
+            last_t: 0,
         }
     }
 
@@ -265,6 +269,8 @@ impl Hub {
     /// Returns the event's sequence number in its stream, when published.
     pub fn apply(&self, stamped: &Stamped, publish: bool) -> Option<u64> {
         let mut s = self.lock();
+        let slot = s.slot(stamped.board);
+        slot.last_t = slot.last_t.max(stamped.t_ms);
         match &stamped.event {
             TrackerEvent::Game(event) => {
                 let slot = s.slot(stamped.board);
@@ -413,17 +419,13 @@ impl Hub {
 
     /// An arbiter closes open notice `seq` of board `number` (`reason` says how it
     /// was dealt with). An alert closed this way goes out as
-    /// [`ArbiterNotice::AlertResolved`], like one the tracker saw corrected.
-    /// Returns the event sent, `None` when no such notice is open.
-    pub fn resolve(
-        &self,
-        number: u32,
-        seq: u64,
-        t_ms: Millis,
-        reason: &str,
-    ) -> Option<ArbiterEvent> {
+    /// [`ArbiterNotice::AlertResolved`], like one the tracker saw corrected; it
+    /// is stamped with the board's latest event time. Returns the event sent,
+    /// `None` when no such notice is open.
+    pub fn resolve(&self, number: u32, seq: u64, reason: &str) -> Option<ArbiterEvent> {
         let mut s = self.lock();
         let slot = s.boards.get_mut(&number)?;
+        let t_ms = slot.last_t;
         let closed = slot.open.iter().find(|e| e.seq == seq)?.clone();
         slot.close(|e| e.seq == seq);
         let notice = match closed.notice {
@@ -453,15 +455,17 @@ impl Hub {
     }
 
     /// Logs an operator action on board `number` in the arbiter stream and the
-    /// board's timeline.
+    /// board's timeline, at `t_ms` on the board's time line (the daemon knows
+    /// it), or else at the board's latest event time.
     pub fn operator_notice(
         &self,
         number: u32,
-        t_ms: Millis,
+        t_ms: Option<Millis>,
         action: &str,
         detail: &str,
     ) -> ArbiterEvent {
         let mut s = self.lock();
+        let t_ms = t_ms.unwrap_or_else(|| s.slot(number).last_t);
         let notice = ArbiterNotice::Operator {
             action: action.to_owned(),
             detail: detail.to_owned(),
@@ -620,17 +624,15 @@ mod tests {
         let arb = hub.arbiter_snapshot();
         assert_eq!(arb[0].open.len(), 1, "acknowledged alerts stay open");
         assert_eq!(arb[0].state_of(a.seq), NoticeState::Acknowledged);
-        let closed = hub.resolve(1, a.seq, 20, "checked on the board").unwrap();
+        let closed = hub.resolve(1, a.seq, "checked on the board").unwrap();
+        assert_eq!(closed.t_ms, 10, "at the board's latest event");
         assert!(
             matches!(closed.notice, ArbiterNotice::AlertResolved(ref r) if r.id == 0 && r.reason == "checked on the board")
         );
         assert_eq!(arbiter.try_recv().unwrap(), closed);
         assert!(hub.arbiter_snapshot()[0].open.is_empty());
         assert!(hub.arbiter_snapshot()[0].acknowledged.is_empty());
-        assert!(
-            hub.resolve(1, a.seq, 21, "again").is_none(),
-            "resolved once"
-        );
+        assert!(hub.resolve(1, a.seq, "again").is_none(), "resolved once");
         assert!(!hub.acknowledge(1, a.seq));
         assert_eq!(hub.timeline(1).len(), 2, "raised, resolved");
     }

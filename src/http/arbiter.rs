@@ -214,13 +214,6 @@ fn ok(v: serde_json::Value) -> Response {
     json_body(&v)
 }
 
-/// Time stamps for notices logged by the HTTP side: milliseconds since the
-/// Unix epoch (the daemon's own notices carry its session time; the timeline
-/// keeps both in order by sequence number).
-fn now_ms() -> u64 {
-    crate::journal::unix_ms_now()
-}
-
 fn player_json(p: &Player) -> serde_json::Value {
     json!({
         "name": p.name,
@@ -343,7 +336,7 @@ async fn acknowledge(State(s): State<AppState>, Body(req): Body<NoticeRef>) -> R
     if s.live.acknowledge(req.board, req.seq) {
         s.live.operator_notice(
             req.board,
-            now_ms(),
+            None,
             "acknowledge",
             &format!("notice {} acknowledged by {by}", req.seq),
         );
@@ -377,7 +370,7 @@ async fn resolve(State(s): State<AppState>, Body(req): Body<NoticeRef>) -> Respo
     } else {
         format!("resolved by {by}: {reason}")
     };
-    match s.live.resolve(req.board, req.seq, now_ms(), &reason) {
+    match s.live.resolve(req.board, req.seq, &reason) {
         Some(e) => ok(json!({"resolved": true, "board": req.board, "seq": req.seq, "notice": e})),
         None => error(
             StatusCode::NOT_FOUND,
@@ -477,7 +470,6 @@ async fn retraction(State(s): State<AppState>, Body(req): Body<RetractionReq>) -
             s.live.resolve(
                 req.board,
                 seq,
-                now_ms(),
                 &format!("retraction {}ed by {by}", req.decision),
             );
         }
@@ -656,7 +648,7 @@ async fn set_pairing(State(s): State<AppState>, Body(req): Body<PairingReq>) -> 
     }
     if s.live.public_board(req.board).is_some() {
         s.live
-            .operator_notice(req.board, now_ms(), "set_pairing", &detail);
+            .operator_notice(req.board, None, "set_pairing", &detail);
     }
     ok(json!({"board": req.board, "round": round, "done": detail}))
 }
@@ -707,7 +699,7 @@ async fn swap_colours(State(s): State<AppState>, Body(req): Body<SwapReq>) -> Re
     );
     if s.live.public_board(req.board).is_some() {
         s.live
-            .operator_notice(req.board, now_ms(), "swap_colours", &detail);
+            .operator_notice(req.board, None, "swap_colours", &detail);
     }
     ok(
         json!({"board": req.board, "round": round, "swapped": now_swapped, "white": w.name, "black": b.name}),
