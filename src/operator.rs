@@ -215,6 +215,8 @@ pub struct Desk {
     file: Option<PathBuf>,
     inner: RwLock<(PairingOverrides, Arc<Tournament>)>,
     commands: Option<CommandSender>,
+    /// Told after every change (the PGN file sink rewrites its files).
+    changed: tokio::sync::watch::Sender<()>,
 }
 
 impl Desk {
@@ -227,6 +229,7 @@ impl Desk {
             file: None,
             inner: RwLock::new((PairingOverrides::default(), current)),
             commands: None,
+            changed: tokio::sync::watch::channel(()).0,
         }
     }
 
@@ -256,6 +259,7 @@ impl Desk {
             file: Some(file),
             inner: RwLock::new((overrides, current)),
             commands,
+            changed: tokio::sync::watch::channel(()).0,
         })
     }
 
@@ -302,7 +306,14 @@ impl Desk {
         }
         let current = Arc::new(amend(&self.base, &next));
         *guard = (next, current);
+        drop(guard);
+        self.changed.send_replace(());
         Ok(())
+    }
+
+    /// Reports every change from now on.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<()> {
+        self.changed.subscribe()
     }
 
     /// Sends a board command to the daemon and waits for its answer.

@@ -259,6 +259,21 @@ fn actions_show_in_the_state_and_the_feeds_and_survive_a_restart() {
     let pgn = api.public("/round/1/game/1.pgn");
     assert!(pgn.contains("[White \"Bordais, Jean\"]"), "{pgn}");
     assert!(pgn.contains("[Black \"Molinari, Luigi\"]"), "{pgn}");
+    // The file the Lichess broadcaster watches follows at once, without a move.
+    let file = dir.path().join("data/broadcast/round-1/game-1.pgn");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.contains("[White \"Bordais, Jean\"]") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}: {text}",
+            file.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 
     // A pairing for board 2, then board 2 is marked inactive: out of the feeds.
     let (status, answer) = api.post(

@@ -75,12 +75,12 @@ pub fn router_with_desk(hub: Arc<Hub>, cfg: FeedConfig, desk: Arc<Desk>) -> Rout
     let public = delayed(Arc::clone(&hub), delay);
     let history = History::follow(&public);
     if let Some(dir) = cfg.pgn_dir {
-        tokio::spawn(crate::publish::sink::run(
+        let d = Arc::clone(&desk);
+        tokio::spawn(crate::publish::sink::run_following(
             dir,
             Arc::clone(&public),
-            // The file sink keeps the tournament as it was at start (amended
-            // pairings from earlier runs included).
-            desk.tournament(),
+            move || d.tournament(),
+            desk.subscribe(),
         ));
     }
     let state = AppState {

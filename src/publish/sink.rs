@@ -72,22 +72,46 @@ pub fn write_round(dir: &Path, hub: &Hub, t: &Tournament) -> Result<PathBuf, Sin
 /// delayed hub when the broadcast is delayed). Runs until the hub is dropped.
 /// Bursts are coalesced: one rewrite covers every event already queued.
 pub async fn run(dir: PathBuf, hub: Arc<Hub>, t: Arc<Tournament>) {
+    // A tournament that never changes: a watch whose sender is dropped at once
+    // never reports a change.
+    let (_, unchanged) = tokio::sync::watch::channel(());
+    run_following(dir, hub, move || Arc::clone(&t), unchanged).await
+}
+
+/// [`run`] for tournament data that changes while the daemon runs (arbiters
+/// assign pairings, swap colours, mark boards inactive): `tournament` gives the
+/// data now, and a change on `changed` rewrites the files at once, so the
+/// broadcast shows the new names without waiting for the next move.
+pub async fn run_following(
+    dir: PathBuf,
+    hub: Arc<Hub>,
+    tournament: impl Fn() -> Arc<Tournament>,
+    mut changed: tokio::sync::watch::Receiver<()>,
+) {
     let mut rx = hub.subscribe_public();
     let write = |hub: &Hub| {
-        if let Err(e) = write_round(&dir, hub, &t) {
+        if let Err(e) = write_round(&dir, hub, &tournament()) {
             eprintln!("publish: {e}");
         }
     };
     write(&hub);
+    let mut watching = true;
     loop {
-        match rx.recv().await {
-            Ok(_) | Err(RecvError::Lagged(_)) => {
-                while let Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) =
-                    rx.try_recv()
-                {}
-                write(&hub);
-            }
-            Err(RecvError::Closed) => return,
+        tokio::select! {
+            got = rx.recv() => match got {
+                Ok(_) | Err(RecvError::Lagged(_)) => {
+                    while let Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) =
+                        rx.try_recv()
+                    {}
+                    write(&hub);
+                }
+                Err(RecvError::Closed) => return,
+            },
+            c = changed.changed(), if watching => match c {
+                Ok(()) => write(&hub),
+                // The data can no longer change: events alone drive the rewrites.
+                Err(_) => watching = false,
+            },
         }
     }
 }
