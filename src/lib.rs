@@ -19,6 +19,7 @@ pub mod games;
 pub mod http;
 pub mod hub;
 pub mod journal;
+pub mod metrics;
 pub mod pgn;
 pub mod publish;
 pub mod replay;

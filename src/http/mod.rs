@@ -7,6 +7,7 @@
 //! the delayed hub when a broadcast delay is configured; arbiters read the live one.
 
 mod arbiter;
+mod metrics;
 mod public;
 pub mod stream;
 
@@ -72,6 +73,7 @@ pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
     };
     public::routes()
         .merge(arbiter::routes(state.clone()))
+        .merge(metrics::routes(state.clone()))
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::map_response(security_headers))
