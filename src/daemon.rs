@@ -174,7 +174,7 @@ pub async fn run_with_commands(
             _ = tick.tick() => {
                 d.tick();
                 if let Err(e) = d.journal.sync_if_due() {
-                    error!("{e}");
+                    journal_failed(&d.hub, &e);
                 }
                 if d.config.discovery.enabled
                     && last_rescan.elapsed() >= Duration::from_millis(d.config.discovery.rescan_ms)
@@ -227,6 +227,14 @@ async fn next_command(rx: &mut Option<mpsc::Receiver<BoardRequest>>) -> BoardReq
             None => std::future::pending::<()>().await,
         }
     }
+}
+
+/// A journal write or sync failed: the daemon goes on following the boards
+/// (the record in memory and the feeds stay right), the log says what failed
+/// and the metric lets an operator's alerting see it.
+fn journal_failed(hub: &Hub, e: &dyn std::fmt::Display) {
+    hub.metrics().journal_errors.inc();
+    error!("{e}");
 }
 
 /// Half the watchdog interval systemd asked for, if it asked.
@@ -376,7 +384,7 @@ impl Daemon {
                 "verified_plies": self.hub.verified_plies(b),
             });
             if let Err(e) = self.journal.record_note(b, note) {
-                error!("{e}");
+                journal_failed(&self.hub, &e);
             }
             info!(
                 board = b,
@@ -444,6 +452,9 @@ impl Daemon {
         };
         match event {
             LinkEvent::Chunk(chunk) => {
+                // Chunk times are whole milliseconds; the latency histogram
+                // resolves tenths, so it starts from the loop taking the chunk.
+                let arrived = Instant::now();
                 if let Err(e) = self.journal.record_chunk(
                     &port.key,
                     &port.path,
@@ -451,12 +462,24 @@ impl Daemon {
                     port.mode(),
                     &chunk,
                 ) {
-                    error!("{e}");
+                    journal_failed(&self.hub, &e);
                 }
                 let t = (port.base_ms + chunk.t_ms).max(port.last_t);
                 port.last_t = t;
                 let fed = Chunk { t_ms: t, ..chunk };
+                let (frames, errors) = {
+                    let st = port.session.stats();
+                    (st.frames, st.decode_errors)
+                };
                 port.session.feed(&fed, &mut self.events);
+                let metrics = self.hub.metrics();
+                metrics.frames.inc_by(port.session.stats().frames - frames);
+                metrics
+                    .decode_errors
+                    .inc_by(port.session.stats().decode_errors - errors);
+                let completes_move = self.events.iter().any(
+                    |e| matches!(&e.event, TrackerEvent::Game(GameEvent::Move(m)) if m.verified),
+                );
                 if port.bus {
                     let pictures: Vec<(u32, eboard_protocols::Picture)> = port
                         .session
@@ -472,8 +495,13 @@ impl Daemon {
                 }
                 let key = port.key.clone();
                 self.publish(Some(&key));
+                if completes_move {
+                    let waited = arrived.elapsed().as_secs_f64();
+                    self.hub.metrics().move_latency.observe(waited);
+                }
             }
             LinkEvent::Up => {
+                self.hub.metrics().resyncs.inc();
                 port.last_down = None;
                 info!(port = %port.path.display(), "board answers; resynchronising from its dump");
                 if !port.bus {
@@ -546,6 +574,9 @@ impl Daemon {
 
     fn online(&mut self, number: u32, online: bool, t_ms: u64, reason: &str) {
         if let Some(e) = self.hub.set_online(number, online, t_ms, reason) {
+            if !online {
+                self.hub.metrics().link_down.inc();
+            }
             let mut note = serde_json::to_value(&e.notice).unwrap_or_default();
             if let serde_json::Value::Object(map) = &mut note {
                 map.insert("board".into(), number.into());
@@ -553,7 +584,7 @@ impl Daemon {
                 map.insert("run".into(), self.journal.run_unix_ms().into());
             }
             if let Err(e) = self.journal.record_note(number, note) {
-                error!("{e}");
+                journal_failed(&self.hub, &e);
             }
         }
     }
@@ -566,7 +597,7 @@ impl Daemon {
         }
         if let Some(key) = key {
             if let Err(e) = self.journal.flush_port(key) {
-                error!("{e}");
+                journal_failed(&self.hub, &e);
             }
         }
         let mut durable = BTreeSet::new();
@@ -578,7 +609,7 @@ impl Daemon {
                     durable.insert(stamped.board);
                 }
                 Ok(false) => {}
-                Err(e) => error!("{e}"),
+                Err(e) => journal_failed(&self.hub, &e),
             }
             match &stamped.event {
                 TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
@@ -603,7 +634,7 @@ impl Daemon {
         }
         if !durable.is_empty() {
             if let Err(e) = self.journal.sync_only(key, &durable) {
-                error!("{e}");
+                journal_failed(&self.hub, &e);
             }
         }
         for b in games {

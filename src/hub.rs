@@ -20,6 +20,7 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::events::{Alert, AlertResolved, ColorName, GameEvent, Millis, Stamped, TrackerEvent};
+use crate::metrics::Metrics;
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
 
 /// How many events a slow subscriber may fall behind before it misses some
@@ -217,6 +218,7 @@ impl State {
 #[derive(Debug)]
 pub struct Hub {
     state: Mutex<State>,
+    metrics: Metrics,
     public_tx: broadcast::Sender<PublicEvent>,
     arbiter_tx: broadcast::Sender<ArbiterEvent>,
 }
@@ -231,9 +233,15 @@ impl Hub {
     pub fn new() -> Hub {
         Hub {
             state: Mutex::new(State::default()),
+            metrics: Metrics::new(),
             public_tx: broadcast::channel(CHANNEL_CAPACITY).0,
             arbiter_tx: broadcast::channel(CHANNEL_CAPACITY).0,
         }
+    }
+
+    /// The daemon's metrics (`GET /metrics`).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -268,6 +276,9 @@ impl Hub {
     /// number is used: subscribers saw those events in the previous run.
     /// Returns the event's sequence number in its stream, when published.
     pub fn apply(&self, stamped: &Stamped, publish: bool) -> Option<u64> {
+        if publish {
+            self.metrics.count_event(&stamped.event);
+        }
         let mut s = self.lock();
         let slot = s.slot(stamped.board);
         slot.last_t = slot.last_t.max(stamped.t_ms);

@@ -19,6 +19,7 @@ pub mod games;
 pub mod http;
 pub mod hub;
 pub mod journal;
+pub mod metrics;
 pub mod operator;
 pub mod pgn;
 pub mod publish;

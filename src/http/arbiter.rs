@@ -78,7 +78,7 @@ fn presented_token(req: &Request) -> Option<String> {
     q.get("token").cloned()
 }
 
-async fn require_token(State(s): State<AppState>, req: Request, next: Next) -> Response {
+pub(crate) async fn require_token(State(s): State<AppState>, req: Request, next: Next) -> Response {
     let given = presented_token(&req);
     let ok = !s.token.is_empty() && given.is_some_and(|g| same(g.as_bytes(), s.token.as_bytes()));
     if ok {

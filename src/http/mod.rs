@@ -7,6 +7,7 @@
 //! the delayed hub when a broadcast delay is configured; arbiters read the live one.
 
 mod arbiter;
+mod metrics;
 mod public;
 pub mod stream;
 
@@ -92,6 +93,7 @@ pub fn router_with_desk(hub: Arc<Hub>, cfg: FeedConfig, desk: Arc<Desk>) -> Rout
     };
     public::routes()
         .merge(arbiter::routes(state.clone()))
+        .merge(metrics::routes(state.clone()))
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::map_response(security_headers))
