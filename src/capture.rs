@@ -479,9 +479,21 @@ impl<R: BufRead> CaptureReader<R> {
                 });
             }
             self.last_t_ms = t_ms;
+            let by = match raw.by {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s),
+                Some(other) => {
+                    return Err(CaptureError::BadField {
+                        line,
+                        field: "by",
+                        problem: format!("{other} is not a string"),
+                    })
+                }
+            };
             return Ok(Some(Record::Operator(OperatorLine {
                 t_ms,
                 board,
+                by,
                 command,
             })));
         }
@@ -568,6 +580,7 @@ struct RawChunk {
     /// Present on operator lines only.
     operator: Option<Value>,
     board: Option<Value>,
+    by: Option<Value>,
 }
 
 /// An arbiter's command journaled in a board's capture (an `operator` line):
@@ -577,6 +590,8 @@ pub struct OperatorLine {
     pub t_ms: u64,
     /// The board it applies to (a bus port carries several).
     pub board: u32,
+    /// Who gave the command (the arbiter's name), for the timeline.
+    pub by: Option<String>,
     pub command: TrackerCommand,
 }
 
@@ -712,11 +727,14 @@ impl<W: Write> CaptureWriter<W> {
                 previous: self.last_t_ms,
             });
         }
-        let line = serde_json::json!({
+        let mut line = serde_json::json!({
             "t_ms": op.t_ms,
             "board": op.board,
             "operator": op.command,
         });
+        if let Some(by) = &op.by {
+            line["by"] = by.as_str().into();
+        }
         self.out.write_all(format!("{line}\n").as_bytes())?;
         self.last_t_ms = op.t_ms;
         Ok(())

@@ -168,7 +168,7 @@ pub async fn run_with_commands(
                 d.link_event(index, event);
             }
             req = next_command(&mut commands) => {
-                let outcome = d.operator(req.board, &req.command);
+                let outcome = d.operator(req.board, &req.by, &req.command);
                 let _ = req.reply.send(outcome);
             }
             _ = tick.tick() => {
@@ -414,7 +414,10 @@ impl Daemon {
                 op.board,
                 Some(t),
                 op.command.action(),
-                &op.command.describe(),
+                &match &op.by {
+                    Some(by) => format!("{} (by {by})", op.command.describe()),
+                    None => op.command.describe(),
+                },
             );
         }
     }
@@ -537,7 +540,12 @@ impl Daemon {
     /// An arbiter's command for board `board`: journaled in the board's
     /// capture first (it is an input, replayed after a crash), then applied to
     /// the session at the same time, then its events published as any others.
-    fn operator(&mut self, board: u32, command: &TrackerCommand) -> Result<(), OperatorError> {
+    fn operator(
+        &mut self,
+        board: u32,
+        by: &str,
+        command: &TrackerCommand,
+    ) -> Result<(), OperatorError> {
         let now = self.epoch.elapsed().as_millis() as u64;
         let index = self
             .ports
@@ -548,6 +556,7 @@ impl Daemon {
         let line = OperatorLine {
             t_ms: now,
             board,
+            by: Some(by.to_owned()),
             command: command.clone(),
         };
         let written = self
@@ -566,8 +575,12 @@ impl Daemon {
         let key = port.key.clone();
         self.publish(Some(&key));
         if outcome.is_ok() {
-            self.hub
-                .operator_notice(board, Some(t), command.action(), &command.describe());
+            self.hub.operator_notice(
+                board,
+                Some(t),
+                command.action(),
+                &format!("{} (by {by})", command.describe()),
+            );
         }
         outcome
     }

@@ -168,6 +168,8 @@ mod result_token {
 #[derive(Debug)]
 pub struct BoardRequest {
     pub board: u32,
+    /// Who asked (the arbiter's name), journaled with the command.
+    pub by: String,
     pub command: TrackerCommand,
     pub reply: oneshot::Sender<Result<(), OperatorError>>,
 }
@@ -317,11 +319,17 @@ impl Desk {
     }
 
     /// Sends a board command to the daemon and waits for its answer.
-    pub async fn send(&self, board: u32, command: TrackerCommand) -> Result<(), OperatorError> {
+    pub async fn send(
+        &self,
+        board: u32,
+        by: &str,
+        command: TrackerCommand,
+    ) -> Result<(), OperatorError> {
         let tx = self.commands.as_ref().ok_or(OperatorError::NoDaemon)?;
         let (reply, answer) = oneshot::channel();
         tx.send(BoardRequest {
             board,
+            by: by.to_owned(),
             command,
             reply,
         })

@@ -346,10 +346,10 @@ fn actions_show_in_the_state_and_the_feeds_and_survive_a_restart() {
         .unwrap()
         .json()
         .unwrap();
+    let timeline = record["timeline"].to_string();
     assert!(
-        record["timeline"].to_string().contains("White resigned"),
-        "the journaled command is back on the timeline: {}",
-        record["timeline"]
+        timeline.contains("White resigned") && timeline.contains("by IA Example"),
+        "the journaled command is back on the timeline, with who gave it: {timeline}"
     );
     // Marking it active again brings board 2 back.
     let (status, _) = api.post("/arbiter/api/active", json!({"board": 2, "active": true}));

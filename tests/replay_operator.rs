@@ -57,6 +57,7 @@ fn capture(operator: &[TrackerCommand]) -> Vec<u8> {
         w.write_operator(&OperatorLine {
             t_ms: end + i as u64,
             board: 7,
+            by: Some("IA Example".into()),
             command: command.clone(),
         })
         .unwrap();
@@ -86,6 +87,7 @@ fn a_journaled_result_is_replayed_into_the_game() {
     assert_eq!(v["operator"]["action"], "set_result");
     assert_eq!(v["operator"]["result"], "0-1");
     assert_eq!(v["board"], 7);
+    assert_eq!(v["by"], "IA Example");
 
     let mut sink = Collect::default();
     // The daemon numbered the board 7; replay numbers it 1: a single-board

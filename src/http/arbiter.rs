@@ -389,7 +389,7 @@ async fn board_command(s: &AppState, board: u32, command: TrackerCommand, by: &s
     }
     let action = command.action();
     let detail = command.describe();
-    match s.desk.send(board, command).await {
+    match s.desk.send(board, by, command).await {
         Ok(()) => {
             tracing::info!(board, action, by, "operator: {detail}");
             ok(json!({"board": board, "action": action, "done": detail, "by": by}))
