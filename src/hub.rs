@@ -453,18 +453,6 @@ impl Hub {
         Some(self.push_arbiter(&mut s, number, t_ms, notice))
     }
 
-    /// Sequence numbers of board `number`'s open tracker alerts of the given kinds.
-    pub fn open_alert_seq(&self, number: u32, kinds: &[&str]) -> Vec<u64> {
-        let s = self.lock();
-        s.boards.get(&number).map_or_else(Vec::new, |b| {
-            b.open
-                .iter()
-                .filter(|e| matches!(&e.notice, ArbiterNotice::Alert(a) if kinds.contains(&a.kind.as_str())))
-                .map(|e| e.seq)
-                .collect()
-        })
-    }
-
     /// Logs an operator action on board `number` in the arbiter stream and the
     /// board's timeline, at `t_ms` on the board's time line (the daemon knows
     /// it), or else at the board's latest event time.

@@ -197,7 +197,9 @@ impl DgtSession {
             TrackerCommand::SetResult { result, reason } => {
                 state.tracker.operator_result(*result, reason, &mut scratch)
             }
-            TrackerCommand::AcceptRetraction => state.tracker.operator_accept_retraction(),
+            TrackerCommand::AcceptRetraction => {
+                state.tracker.operator_accept_retraction(&mut scratch)
+            }
             TrackerCommand::RejectRetraction => {
                 state.tracker.operator_reject_retraction(t_ms, &mut scratch)
             }

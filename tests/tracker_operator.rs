@@ -33,6 +33,17 @@ fn two_plies_taken_back() -> Script {
     sc
 }
 
+/// Ids of the alerts resolved in `events`.
+fn resolved(events: &[TrackerEvent]) -> Vec<u32> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TrackerEvent::Resolved(r) => Some(r.id),
+            _ => None,
+        })
+        .collect()
+}
+
 fn run(sc: &mut Script, f: impl FnOnce(&mut Script, &mut Vec<TrackerEvent>)) {
     let mut out = Vec::new();
     f(sc, &mut out);
@@ -44,9 +55,11 @@ fn run(sc: &mut Script, f: impl FnOnce(&mut Script, &mut Vec<TrackerEvent>)) {
 fn a_rejected_retraction_reinstates_the_moves_and_wants_the_board_back() {
     let mut sc = two_plies_taken_back();
     let before = sc.alerts().len();
+    let takeback = sc.alerts().last().unwrap().id;
     run(&mut sc, |sc, out| {
         let t = sc.t;
         sc.tracker.operator_reject_retraction(t, out).unwrap();
+        assert_eq!(resolved(out), vec![takeback]);
     });
     assert_eq!(sc.sans(), s(&["e4", "e5", "Nf3", "Nc6"]));
     assert_eq!(sc.tracker.ply(), 4);
@@ -97,11 +110,18 @@ fn rejecting_after_a_new_move_withdraws_that_move_first() {
 #[test]
 fn an_accepted_retraction_stands_and_is_ruled_on_once() {
     let mut sc = two_plies_taken_back();
-    assert_eq!(sc.tracker.operator_accept_retraction(), Ok(()));
+    let takeback = sc.alerts().last().map(|a| (a.id, a.kind.clone())).unwrap();
+    assert_eq!(takeback.1, "takeback");
+    let mut out = Vec::new();
+    assert_eq!(sc.tracker.operator_accept_retraction(&mut out), Ok(()));
+    // The alert that reported the retraction is resolved by the ruling.
+    assert_eq!(resolved(&out), vec![takeback.0]);
+    let mut out = Vec::new();
     assert_eq!(
-        sc.tracker.operator_accept_retraction(),
+        sc.tracker.operator_accept_retraction(&mut out),
         Err(Refusal::NoRetraction)
     );
+    assert!(out.is_empty());
     run(&mut sc, |sc, out| {
         let t = sc.t;
         assert_eq!(
@@ -117,7 +137,7 @@ fn no_retraction_no_ruling() {
     let mut sc = Script::standard();
     sc.play("e2e4", W);
     assert_eq!(
-        sc.tracker.operator_accept_retraction(),
+        sc.tracker.operator_accept_retraction(&mut Vec::new()),
         Err(Refusal::NoRetraction)
     );
 }

@@ -460,21 +460,9 @@ async fn retraction(State(s): State<AppState>, Body(req): Body<RetractionReq>) -
         Ok(by) => by,
         Err(e) => return operator_error(&e),
     };
-    let r = board_command(&s, req.board, command, &by).await;
-    if r.status().is_success() {
-        // The tracker's takeback alert is ruled on: close it.
-        for seq in s
-            .live
-            .open_alert_seq(req.board, &["takeback", "rollback_to_start"])
-        {
-            s.live.resolve(
-                req.board,
-                seq,
-                &format!("retraction {}ed by {by}", req.decision),
-            );
-        }
-    }
-    r
+    // The tracker resolves its takeback alert itself: the ruling is journaled,
+    // so a restart resolves it again.
+    board_command(&s, req.board, command, &by).await
 }
 
 #[derive(Deserialize)]

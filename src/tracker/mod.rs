@@ -31,7 +31,8 @@ use shakmaty::{
 use thiserror::Error;
 
 use crate::events::{
-    Alert, ColorName, GameEvent, GameResult, Millis, MoveEvent, Severity, TrackerEvent,
+    Alert, AlertResolved, ColorName, GameEvent, GameResult, Millis, MoveEvent, Severity,
+    TrackerEvent,
 };
 
 use crate::operator::Refusal;
@@ -242,6 +243,9 @@ pub struct Tracker {
     /// The last retraction, for an arbiter to rule on: the ply it went back to,
     /// the FEN there (to know it is still the same game) and the positions withdrawn.
     withdrawn: Option<(usize, String, Vec<Chess>)>,
+    /// The alert that reported the last retraction (id, kind): an arbiter's
+    /// ruling resolves it.
+    withdrawn_alert: Option<(u32, String)>,
 }
 
 impl Tracker {
@@ -280,6 +284,7 @@ impl Tracker {
             press: None,
             alerts_raised: 0,
             withdrawn: None,
+            withdrawn_alert: None,
         }
     }
 
@@ -427,6 +432,9 @@ impl Tracker {
                 if a.id == 0 {
                     self.alerts_raised += 1;
                     a.id = self.alerts_raised;
+                    if matches!(a.kind.as_str(), "takeback" | "rollback_to_start") {
+                        self.withdrawn_alert = Some((a.id, a.kind.clone()));
+                    }
                 }
             }
         }
@@ -490,9 +498,25 @@ impl Tracker {
         Ok(())
     }
 
-    /// The arbiter lets the last retraction stand: there is nothing left to rule on.
-    pub fn operator_accept_retraction(&mut self) -> Result<(), Refusal> {
-        self.current_withdrawn().map(|_| ())
+    /// The arbiter lets the last retraction stand: there is nothing left to rule
+    /// on, and the alert that reported it is resolved.
+    pub fn operator_accept_retraction(
+        &mut self,
+        out: &mut Vec<TrackerEvent>,
+    ) -> Result<(), Refusal> {
+        self.current_withdrawn()?;
+        self.resolve_withdrawn_alert("the arbiter accepted the retraction", out);
+        Ok(())
+    }
+
+    fn resolve_withdrawn_alert(&mut self, reason: &str, out: &mut Vec<TrackerEvent>) {
+        if let Some((id, kind)) = self.withdrawn_alert.take() {
+            out.push(TrackerEvent::Resolved(AlertResolved {
+                id,
+                kind,
+                reason: reason.to_owned(),
+            }));
+        }
     }
 
     /// The arbiter voids the last retraction (Article 7: the withdrawn moves were
@@ -507,6 +531,10 @@ impl Tracker {
     ) -> Result<(), Refusal> {
         let first = out.len();
         let (k, positions) = self.current_withdrawn()?;
+        self.resolve_withdrawn_alert(
+            "the arbiter rejected the retraction: the withdrawn moves stand",
+            out,
+        );
         let game = self.game.as_mut().ok_or(Refusal::NoRetraction)?;
         let now = game.history.len() - 1;
         if now > k {
