@@ -287,7 +287,7 @@ fn decode_png(bytes: &[u8]) -> (Vec<u8>, u32, u32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_illegal_move_on_the_real_daemon_is_acknowledged_in_the_browser() {
-    use live_daemon::{game_capture, leave_capture, port, write_config, Daemon, TOKEN};
+    use live_daemon::{game_capture, leave_capture, port, write_config, Daemon, Then, TOKEN};
     let dir = tempfile::tempdir().unwrap();
     let pairing = "[[pairing]]\nboard = 1\nwhite = { name = \"<script>alert(1)</script>\" }\n\
                    black = { name = \"Doe, Jane\" }\n";
@@ -296,7 +296,7 @@ async fn an_illegal_move_on_the_real_daemon_is_acknowledged_in_the_browser() {
         &dir.path().join("data"),
         &port(dir.path(), 1),
         1,
-        &game_capture(true),
+        &game_capture(Then::IllegalMove),
     );
     let daemon = tokio::task::spawn_blocking(move || Daemon::start(&config))
         .await

@@ -5,7 +5,7 @@
 
 mod live_daemon;
 
-use live_daemon::{game_capture, leave_capture, port, write_config, Daemon, PLIES, TOKEN};
+use live_daemon::{game_capture, leave_capture, port, write_config, Daemon, Then, PLIES, TOKEN};
 use reqwest::blocking::Client;
 use serde_json::{json, Value};
 
@@ -93,7 +93,7 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
         &dir.path().join("data"),
         &port(dir.path(), 1),
         1,
-        &game_capture(false),
+        &game_capture(Then::Nothing),
     );
     (dir, config)
 }
@@ -355,5 +355,61 @@ fn actions_show_in_the_state_and_the_feeds_and_survive_a_restart() {
     let (status, _) = api.post("/arbiter/api/active", json!({"board": 2, "active": true}));
     assert_eq!(status, 200);
     assert!(api.public("/games.pgn").contains("Carlsen"));
+    d.stop();
+}
+
+#[test]
+fn a_rejected_retraction_is_journaled_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), 1, &pairings());
+    leave_capture(
+        &dir.path().join("data"),
+        &port(dir.path(), 1),
+        1,
+        &game_capture(Then::KnightBack),
+    );
+    let d = Daemon::start(&config);
+    let api = Api::new(&d);
+    let b1 = api.board(1);
+    assert_eq!(b1["plies"], PLIES - 1, "the knight went back: {b1}");
+    let kinds = |b: &Value| -> Vec<String> {
+        b["open"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["notice"]["kind"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(kinds(&b1).contains(&"takeback".to_string()), "{b1}");
+
+    let (status, answer) = api.post(
+        "/arbiter/api/retraction",
+        json!({"board": 1, "decision": "reject", "by": "IA Example"}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let check = |api: &Api| {
+        let b1 = api.board(1);
+        assert_eq!(b1["plies"], PLIES, "Nb4 stands again: {b1}");
+        assert_eq!(b1["last_move"]["san"], "Nb4");
+        let open = kinds(&b1);
+        assert!(!open.contains(&"takeback".to_string()), "ruled on: {b1}");
+        assert!(
+            open.contains(&"displaced_pieces".to_string()),
+            "the knight must go back to b4: {b1}"
+        );
+        let pgn = api.public("/games.pgn");
+        assert!(pgn.contains("Nb4"), "{pgn}");
+    };
+    check(&api);
+    // A second ruling has nothing left to rule on.
+    let (status, _) = api.post(
+        "/arbiter/api/retraction",
+        json!({"board": 1, "decision": "accept"}),
+    );
+    assert_eq!(status, 409);
+    d.stop();
+
+    let d = Daemon::start(&config);
+    check(&Api::new(&d));
     d.stop();
 }

@@ -18,7 +18,7 @@ fn run(before: Option<TrackerCommand>) -> Vec<Stamped> {
         session.operator(0, 4, &c, &mut out).unwrap();
     }
     let mut next_tick = 100;
-    for chunk in live_daemon::game_capture(true) {
+    for chunk in live_daemon::game_capture(live_daemon::Then::IllegalMove) {
         while next_tick <= chunk.t_ms {
             session.tick(next_tick, &mut out);
             next_tick += 100;

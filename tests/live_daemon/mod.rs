@@ -24,10 +24,20 @@ pub const TOKEN: &str = "operator-test-token";
 /// 4. Nbc3 Nb4, White to move, the knight on e2 blocks the queen's diagonal.
 pub const PLIES: usize = 8;
 
-/// The DGT traffic of those eight plies on a virtual board with a clock,
-/// then, with `illegal`, White's queen jumping over the knight (d1-h5) and the
-/// clock pressed: an illegal move completed (Article 7.5.1).
-pub fn game_capture(illegal: bool) -> Vec<Chunk> {
+/// What happens on the board after the eight plies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Then {
+    Nothing,
+    /// White's queen jumps over the knight (d1-h5) and White presses the
+    /// clock: an illegal move completed (Article 7.5.1).
+    IllegalMove,
+    /// Black's knight goes back from b4 to c6: ply 8 is withdrawn.
+    KnightBack,
+}
+
+/// The DGT traffic of those eight plies on a virtual board with a clock, then
+/// what `then` says.
+pub fn game_capture(then: Then) -> Vec<Chunk> {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
     let mut game = load_game(&file, 1).unwrap();
@@ -59,7 +69,35 @@ pub fn game_capture(illegal: bool) -> Vec<Chunk> {
     }
     let mut actions: Vec<TimedAction> = script.actions.clone();
     let mut end = actions.last().map_or(t, |a| a.t_ms);
-    if illegal {
+    if then == Then::KnightBack {
+        let knight = Piece {
+            color: Color::Black,
+            role: Role::Knight,
+        };
+        for (dt, action) in [
+            (
+                2_000,
+                PhysicalAction::Lift {
+                    square: Square::B4,
+                    piece: knight,
+                },
+            ),
+            (
+                2_400,
+                PhysicalAction::Place {
+                    square: Square::C6,
+                    piece: knight,
+                },
+            ),
+        ] {
+            actions.push(TimedAction {
+                t_ms: end + dt,
+                action,
+            });
+        }
+        end += 2_400;
+    }
+    if then == Then::IllegalMove {
         // White's clock button is the one pressed after White's first move.
         let white = script
             .actions
