@@ -487,6 +487,48 @@ async fn an_illegal_move_on_the_real_daemon_is_acknowledged_in_the_browser() {
         .cloned()
         .expect("an acknowledged alert stays open until resolved");
     assert_eq!(after["state"], "acknowledged");
+
+    // The board's operator form: the arbiter names herself and enters a result.
+    cdp.eval(
+        "(() => { const by = document.getElementById('by'); by.value = 'Test Arbiter';
+                  by.dispatchEvent(new Event('change'));
+                  const card = document.querySelector('#boards .card');
+                  card.querySelector('details').open = true;
+                  const form = card.querySelector('details form');
+                  form.querySelector('select').value = '0-1';
+                  form.querySelector('input').value = 'White resigned';
+                  [...form.querySelectorAll('button')].find(b => b.textContent === 'Set result').click();
+                  return true; })()",
+    )
+    .await;
+    cdp.wait_for(
+        "the result on the card",
+        "document.querySelector('#boards .card').textContent.includes('Result: 0-1')",
+    )
+    .await;
+    let message = cdp
+        .eval("document.getElementById('message').textContent")
+        .await;
+    assert!(
+        message
+            .as_str()
+            .unwrap()
+            .contains("result 0-1 (White resigned)"),
+        "{message}"
+    );
+    // The record view shows the PGN and the timeline with who did it.
+    cdp.eval(
+        "[...document.querySelectorAll('#boards .card button')].find(b => b.textContent === 'Record and timeline').click()",
+    )
+    .await;
+    cdp.wait_for(
+        "the record and timeline",
+        "document.getElementById('record-pgn').textContent.includes('[Result \"0-1\"]') && \
+         document.getElementById('record-timeline').textContent.includes('by Test Arbiter')",
+    )
+    .await;
+    let s = state(client.clone(), base.clone()).await;
+    assert_eq!(s["boards"][0]["result"], "0-1");
     let _ = cdp.call("Browser.close", json!({})).await;
     let _ = chrome.kill();
     let _ = chrome.wait();
