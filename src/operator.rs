@@ -387,6 +387,11 @@ mod tests {
         assert_eq!(serde_json::from_value::<TrackerCommand>(v).unwrap(), c);
         let bad = serde_json::json!({"action":"set_result","result":"3-0","reason":""});
         assert!(serde_json::from_value::<TrackerCommand>(bad).is_err());
+        // A field this version does not know could change the meaning: refused.
+        let extra = serde_json::json!({"action":"set_active","active":true,"only_for":"round 2"});
+        assert!(serde_json::from_value::<TrackerCommand>(extra).is_err());
+        let unknown = serde_json::json!({"action":"undo_everything"});
+        assert!(serde_json::from_value::<TrackerCommand>(unknown).is_err());
     }
 
     #[test]
