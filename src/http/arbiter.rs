@@ -228,6 +228,7 @@ fn player_json(p: &Player) -> serde_json::Value {
 async fn board_state(State(s): State<AppState>) -> Response {
     let t = s.tournament();
     let round = t.config.current_round;
+    let swapped = s.desk.overrides().swapped;
     let boards: Vec<_> = s
         .live
         .arbiter_snapshot()
@@ -259,7 +260,7 @@ async fn board_state(State(s): State<AppState>) -> Response {
                 "white": pairing.map(|p| &p.0.name),
                 "black": pairing.map(|p| &p.1.name),
                 "players": pairing.map(|p| json!({"white": player_json(&p.0), "black": player_json(&p.1)})),
-                "swapped": s.desk.overrides().swapped.contains(&(round, n)),
+                "swapped": swapped.contains(&(round, n)),
                 "fen": game.as_ref().map(feeds::current_fen),
                 "last_move": game.as_ref().and_then(|g| g.moves.last()).map(|m| json!({"ply": m.ply, "san": m.san})),
                 "plies": game.as_ref().map_or(0, |g| g.moves.len()),
