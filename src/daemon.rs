@@ -331,10 +331,42 @@ impl Daemon {
                 self.hub.set_picture(n, p);
             }
         }
+        // What the journal shows was logged (and so published) is applied
+        // quietly; the rest was derived from chunks a crashed run journaled but
+        // did not get to log or publish (the chunk reaches the OS first): it
+        // is published now, once, so no verified move stays unpublished.
         let mut boards = BTreeSet::new();
-        for e in &events {
-            self.hub.apply(e, false);
+        let mut tails: BTreeMap<u32, (Option<(u64, usize)>, usize)> = BTreeMap::new();
+        let mut late = Vec::new();
+        for e in events {
+            let (tail, at_tail) = tails
+                .entry(e.board)
+                .or_insert_with(|| (self.journal.logged_tail(e.board), 0));
+            let logged = match *tail {
+                None => false,
+                Some((t, _)) if e.t_ms < t => true,
+                Some((t, n)) if e.t_ms == t => {
+                    *at_tail += 1;
+                    *at_tail <= n
+                }
+                Some(_) => false,
+            };
             boards.insert(e.board);
+            if logged {
+                self.hub.apply(&e, false);
+            } else {
+                late.push(e);
+            }
+        }
+        if !late.is_empty() {
+            warn!(
+                port = %port.path.display(),
+                "publishing {} events the previous run derived but had not published before it stopped",
+                late.len()
+            );
+            self.events = late;
+            let key = port.key.clone();
+            self.publish(Some(&key));
         }
         for b in boards {
             self.write_games(b);
