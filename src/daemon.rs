@@ -41,6 +41,8 @@ const LOOP_TICK: Duration = Duration::from_millis(100);
 pub enum DaemonError {
     #[error(transparent)]
     Journal(#[from] JournalError),
+    #[error("the [tournament] or [[pairing]] configuration is unusable: {0}")]
+    Tournament(#[from] crate::publish::TournamentError),
 }
 
 /// One port being followed.
@@ -102,6 +104,8 @@ struct Daemon {
     tx: mpsc::Sender<(usize, LinkEvent)>,
     used_numbers: BTreeSet<u32>,
     events: Vec<Stamped>,
+    /// Event data and pairings, for the tags of the PGN files under `games/`.
+    tournament: crate::publish::Tournament,
 }
 
 /// Runs the daemon until `stop` completes, then flushes the journal. `ready` is
@@ -116,6 +120,10 @@ pub async fn run(
     let journal = Journal::open(&config.storage.data_dir)?;
     let (tx, mut rx) = mpsc::channel::<(usize, LinkEvent)>(1024);
     let used_numbers = config.boards.iter().filter_map(|b| b.number).collect();
+    let tournament = crate::publish::Tournament::load(config.tournament.clone(), &config.pairings)?;
+    // Games rebuilt below belong to the configured round unless the round was
+    // already changed on the hub (the HTTP side adopts the same round).
+    hub.adopt_round(tournament.config.current_round);
     let mut d = Daemon {
         hub,
         journal,
@@ -124,6 +132,7 @@ pub async fn run(
         tx,
         used_numbers,
         events: Vec::new(),
+        tournament,
         config,
     };
     info!(
@@ -573,8 +582,22 @@ impl Daemon {
         }
     }
 
+    /// The board's games with the event data and their round's pairing (player
+    /// names, ratings, `Round` as round.board), like the public feeds.
     fn write_games(&mut self, board: u32) {
-        let games = self.hub.games(board);
+        let current = self
+            .hub
+            .round()
+            .unwrap_or(self.tournament.config.current_round);
+        let games = self
+            .hub
+            .games(board)
+            .into_iter()
+            .map(|g| {
+                let round = crate::hub::game_round(&g, current);
+                crate::publish::feeds::with_tournament(g, &self.tournament, round, board)
+            })
+            .collect();
         self.journal.write_games_later(board, games);
     }
 
