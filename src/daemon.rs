@@ -42,6 +42,8 @@ const LOOP_TICK: Duration = Duration::from_millis(100);
 pub enum DaemonError {
     #[error(transparent)]
     Journal(#[from] JournalError),
+    #[error("the [tournament] or [[pairing]] configuration is unusable: {0}")]
+    Tournament(#[from] crate::publish::TournamentError),
 }
 
 /// One port being followed.
@@ -103,6 +105,8 @@ struct Daemon {
     tx: mpsc::Sender<(usize, LinkEvent)>,
     used_numbers: BTreeSet<u32>,
     events: Vec<Stamped>,
+    /// Event data and pairings, for the tags of the PGN files under `games/`.
+    tournament: crate::publish::Tournament,
 }
 
 /// Runs the daemon until `stop` completes, then flushes the journal. `ready` is
@@ -130,6 +134,10 @@ pub async fn run_with_commands(
     let journal = Journal::open(&config.storage.data_dir)?;
     let (tx, mut rx) = mpsc::channel::<(usize, LinkEvent)>(1024);
     let used_numbers = config.boards.iter().filter_map(|b| b.number).collect();
+    let tournament = crate::publish::Tournament::load(config.tournament.clone(), &config.pairings)?;
+    // Games rebuilt below belong to the configured round unless the round was
+    // already changed on the hub (the HTTP side adopts the same round).
+    hub.adopt_round(tournament.config.current_round);
     let mut d = Daemon {
         hub,
         journal,
@@ -138,6 +146,7 @@ pub async fn run_with_commands(
         tx,
         used_numbers,
         events: Vec::new(),
+        tournament,
         config,
     };
     info!(
@@ -370,10 +379,42 @@ impl Daemon {
                 self.hub.set_picture(n, p);
             }
         }
+        // What the journal shows was logged (and so published) is applied
+        // quietly; the rest was derived from chunks a crashed run journaled but
+        // did not get to log or publish (the chunk reaches the OS first): it
+        // is published now, once, so no verified move stays unpublished.
         let mut boards = BTreeSet::new();
-        for e in &events {
-            self.hub.apply(e, false);
+        let mut tails: BTreeMap<u32, (Option<(u64, usize)>, usize)> = BTreeMap::new();
+        let mut late = Vec::new();
+        for e in events {
+            let (tail, at_tail) = tails
+                .entry(e.board)
+                .or_insert_with(|| (self.journal.logged_tail(e.board), 0));
+            let logged = match *tail {
+                None => false,
+                Some((t, _)) if e.t_ms < t => true,
+                Some((t, n)) if e.t_ms == t => {
+                    *at_tail += 1;
+                    *at_tail <= n
+                }
+                Some(_) => false,
+            };
             boards.insert(e.board);
+            if logged {
+                self.hub.apply(&e, false);
+            } else {
+                late.push(e);
+            }
+        }
+        if !late.is_empty() {
+            warn!(
+                port = %port.path.display(),
+                "publishing {} events the previous run derived but had not published before it stopped",
+                late.len()
+            );
+            self.events = late;
+            let key = port.key.clone();
+            self.publish(Some(&key));
         }
         for b in boards {
             self.write_games(b);
@@ -655,8 +696,22 @@ impl Daemon {
         }
     }
 
+    /// The board's games with the event data and their round's pairing (player
+    /// names, ratings, `Round` as round.board), like the public feeds.
     fn write_games(&mut self, board: u32) {
-        let games = self.hub.games(board);
+        let current = self
+            .hub
+            .round()
+            .unwrap_or(self.tournament.config.current_round);
+        let games = self
+            .hub
+            .games(board)
+            .into_iter()
+            .map(|g| {
+                let round = crate::hub::game_round(&g, current);
+                crate::publish::feeds::with_tournament(g, &self.tournament, round, board)
+            })
+            .collect();
         self.journal.write_games_later(board, games);
     }
 

@@ -11,13 +11,20 @@
 //! Article 12.6 is kept by type, as in `events.rs`: [`PublicBoard`] and
 //! [`PublicEvent`] have no field that could hold an [`Alert`], and the only way
 //! to see alerts is [`Hub::arbiter_snapshot`] / [`Hub::subscribe_arbiter`].
+//!
+//! **Rounds.** Every game is stamped with the round it was played in when it
+//! starts ([`GameRecord::round`]), so a round change ([`Hub::set_round`] after a
+//! configuration reload or an arbiter's assignment, [`Hub::set_board_round`] for
+//! one board) never moves a game already begun: the previous round's games stay
+//! listed under their round. A board's game that has not begun (pieces set up,
+//! no move, no result) follows the change: it is the next round's game.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use eboard_protocols::Picture;
 use serde::Serialize;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use crate::events::{Alert, AlertResolved, ColorName, GameEvent, Millis, Stamped, TrackerEvent};
 use crate::metrics::Metrics;
@@ -40,6 +47,9 @@ pub struct ClockState {
 pub struct PublicEvent {
     pub seq: u64,
     pub board: u32,
+    /// The round of the game the event belongs to (the hub's round when no
+    /// round was ever set: see [`Hub::round`]).
+    pub round: u32,
     pub t_ms: Millis,
     pub event: GameEvent,
 }
@@ -138,6 +148,9 @@ struct BoardSlot {
     /// Time of the latest tracker event: arbiters' actions taken from the HTTP
     /// side are placed there on the board's time line.
     last_t: Millis,
+    /// The round this board plays when it differs from the hub's
+    /// ([`Hub::set_board_round`]); cleared by [`Hub::set_round`].
+    round: Option<u32>,
 }
 
 impl BoardSlot {
@@ -158,6 +171,7 @@ impl BoardSlot {
             acknowledged: Vec::new(),
             timeline: std::collections::VecDeque::new(),
             last_t: 0,
+            round: None,
         }
     }
 
@@ -178,6 +192,11 @@ impl BoardSlot {
             .collect();
         self.open.retain(|e| !seqs.contains(&e.seq));
         self.acknowledged.retain(|s| !seqs.contains(s));
+    }
+
+    /// Makes games that begin from now on (and the one not begun yet) games of `round`.
+    fn enter_round(&mut self, round: Option<u32>) {
+        self.recorder.set_round(round);
     }
 
     fn public(&self) -> PublicBoard {
@@ -203,14 +222,32 @@ struct State {
     arbiter_seq: u64,
     /// PGN date of games of boards registered from now on.
     date: Option<String>,
+    /// The round being played; `None` until [`Hub::set_round`] or
+    /// [`Hub::adopt_round`] says (games started meanwhile carry no round and
+    /// count as the current round's).
+    round: Option<u32>,
+    /// Whether the round was set by [`Hub::set_round`] (not only adopted from
+    /// the configuration).
+    round_set: bool,
 }
 
 impl State {
+    /// The round board `number` plays now, if known.
+    fn board_round(&self, number: u32) -> Option<u32> {
+        self.boards
+            .get(&number)
+            .and_then(|b| b.round)
+            .or(self.round)
+    }
+
     fn slot(&mut self, number: u32) -> &mut BoardSlot {
         let date = &self.date;
-        self.boards
-            .entry(number)
-            .or_insert_with(|| BoardSlot::new(number, date.clone()))
+        let round = self.round;
+        self.boards.entry(number).or_insert_with(|| {
+            let mut slot = BoardSlot::new(number, date.clone());
+            slot.enter_round(round);
+            slot
+        })
     }
 }
 
@@ -221,6 +258,8 @@ pub struct Hub {
     metrics: Metrics,
     public_tx: broadcast::Sender<PublicEvent>,
     arbiter_tx: broadcast::Sender<ArbiterEvent>,
+    /// The hub's round, for hubs that follow this one (the public delay).
+    round_tx: watch::Sender<Option<u32>>,
 }
 
 impl Default for Hub {
@@ -236,6 +275,7 @@ impl Hub {
             metrics: Metrics::new(),
             public_tx: broadcast::channel(CHANNEL_CAPACITY).0,
             arbiter_tx: broadcast::channel(CHANNEL_CAPACITY).0,
+            round_tx: watch::channel(None).0,
         }
     }
 
@@ -265,6 +305,85 @@ impl Hub {
         self.lock().date = date;
     }
 
+    /// The round being played, once [`Hub::adopt_round`] or [`Hub::set_round`]
+    /// said; `None` before (publishers then take the configured current round,
+    /// and every game recorded counts as that round's).
+    pub fn round(&self) -> Option<u32> {
+        self.lock().round
+    }
+
+    /// The round board `number` plays now: its own ([`Hub::set_board_round`]) or the hub's.
+    pub fn board_round(&self, number: u32) -> Option<u32> {
+        self.lock().board_round(number)
+    }
+
+    /// The hub's round as it changes (`None` until first set), for a hub that
+    /// mirrors this one.
+    pub fn watch_round(&self) -> watch::Receiver<Option<u32>> {
+        self.round_tx.subscribe()
+    }
+
+    /// Takes the configured current round unless [`Hub::set_round`] already
+    /// chose one: games recorded so far (rebuilt from the journal before the
+    /// feeds started) are games of that round. The HTTP router calls this.
+    pub fn adopt_round(&self, round: u32) {
+        let mut s = self.lock();
+        if s.round_set || s.round == Some(round) {
+            return;
+        }
+        s.round = Some(round);
+        for b in s.boards.values_mut() {
+            b.recorder.restamp_all(Some(round));
+            for g in &mut b.finished {
+                g.round = Some(round);
+            }
+            b.enter_round(b.round.or(Some(round)));
+        }
+        self.round_tx.send_replace(Some(round));
+    }
+
+    /// The tournament moves on to `round` (a configuration reload, an arbiter's
+    /// decision). Games already begun keep their round and stay listed under it;
+    /// every board's next game (and one set up but not begun) is a game of
+    /// `round`. Clears the boards' own rounds ([`Hub::set_board_round`]).
+    /// Rounds count from 1; 0 is taken as 1. The hub must know the round it
+    /// leaves ([`Hub::adopt_round`], which the HTTP router and the daemon call
+    /// with the configured round); without it, games so far are taken as round 1's.
+    pub fn set_round(&self, round: u32) {
+        let round = round.max(1);
+        let mut s = self.lock();
+        // Games that began before any round was known belong to the round that
+        // was current then: stamp them so the change does not carry them along.
+        let before = s.round.unwrap_or(1);
+        s.round = Some(round);
+        s.round_set = true;
+        for b in s.boards.values_mut() {
+            b.recorder.stamp_unset(before);
+            for g in &mut b.finished {
+                g.round.get_or_insert(before);
+            }
+            b.round = None;
+            b.enter_round(Some(round));
+        }
+        self.round_tx.send_replace(Some(round));
+    }
+
+    /// Board `number` alone plays `round` from now on (a postponed game, an
+    /// arbiter assigning it a pairing of another round); its game begun before
+    /// keeps its round. [`Hub::set_round`] puts every board back on the hub's round.
+    pub fn set_board_round(&self, number: u32, round: u32) {
+        let round = round.max(1);
+        let mut s = self.lock();
+        let before = s.board_round(number).unwrap_or(1);
+        let slot = s.slot(number);
+        slot.recorder.stamp_unset(before);
+        for g in &mut slot.finished {
+            g.round.get_or_insert(before);
+        }
+        slot.round = Some(round);
+        slot.enter_round(Some(round));
+    }
+
     /// Makes board `number` known (listed even before it says anything).
     pub fn register(&self, number: u32, port: &str) {
         let mut s = self.lock();
@@ -276,6 +395,16 @@ impl Hub {
     /// number is used: subscribers saw those events in the previous run.
     /// Returns the event's sequence number in its stream, when published.
     pub fn apply(&self, stamped: &Stamped, publish: bool) -> Option<u64> {
+        self.apply_inner(stamped, None, publish)
+    }
+
+    /// [`Hub::apply`] for a hub that mirrors another (the public delay): the
+    /// event belongs to a game of `round`, whatever this hub's round is now.
+    pub fn apply_in_round(&self, stamped: &Stamped, round: u32, publish: bool) -> Option<u64> {
+        self.apply_inner(stamped, Some(round), publish)
+    }
+
+    fn apply_inner(&self, stamped: &Stamped, round: Option<u32>, publish: bool) -> Option<u64> {
         if publish {
             self.metrics.count_event(&stamped.event);
         }
@@ -284,7 +413,14 @@ impl Hub {
         slot.last_t = slot.last_t.max(stamped.t_ms);
         match &stamped.event {
             TrackerEvent::Game(event) => {
+                let hub_round = s.round;
                 let slot = s.slot(stamped.board);
+                if let Some(r) = round {
+                    if slot.round.or(hub_round) != Some(r) {
+                        slot.round = Some(r);
+                        slot.enter_round(Some(r));
+                    }
+                }
                 if let GameEvent::Clock {
                     white_ms,
                     black_ms,
@@ -302,11 +438,19 @@ impl Hub {
                 let _ = slot.recorder.push(event);
                 let done = slot.recorder.take_finished();
                 slot.finished.extend(done);
+                let game_round = slot
+                    .recorder
+                    .current()
+                    .and_then(|g| g.round)
+                    .or(slot.round)
+                    .or(hub_round)
+                    .unwrap_or(1);
                 if publish {
                     s.public_seq += 1;
                     let e = PublicEvent {
                         seq: s.public_seq,
                         board: stamped.board,
+                        round: game_round,
                         t_ms: stamped.t_ms,
                         event: event.clone(),
                     };
@@ -348,6 +492,54 @@ impl Hub {
                 Some(s.arbiter_seq)
             }
         }
+    }
+
+    /// Board `number`'s games of `round`: finished ones, then the one in progress
+    /// (a game that carries no round counts as round `current`'s).
+    pub fn round_games(&self, number: u32, round: u32, current: u32) -> Vec<GameRecord> {
+        let s = self.lock();
+        let Some(b) = s.boards.get(&number) else {
+            return Vec::new();
+        };
+        b.finished
+            .iter()
+            .chain(b.recorder.current().filter(|g| g.is_started()))
+            .filter(|g| game_round(g, current) == round)
+            .cloned()
+            .collect()
+    }
+
+    /// Board `number`'s game set up for `round` with no move yet, if any (a
+    /// game that carries no round counts as round `current`'s).
+    pub fn waiting_game(&self, number: u32, round: u32, current: u32) -> Option<GameRecord> {
+        let s = self.lock();
+        s.boards
+            .get(&number)?
+            .recorder
+            .current()
+            .filter(|g| !g.is_started() && game_round(g, current) == round)
+            .cloned()
+    }
+
+    /// Every board number known, ascending.
+    pub fn board_numbers(&self) -> Vec<u32> {
+        self.lock().boards.keys().copied().collect()
+    }
+
+    /// Boards with a game of `round`, begun or set up (ascending; a game that
+    /// carries no round counts as round `current`'s).
+    pub fn boards_in_round(&self, round: u32, current: u32) -> Vec<u32> {
+        let s = self.lock();
+        s.boards
+            .values()
+            .filter(|b| {
+                b.finished
+                    .iter()
+                    .chain(b.recorder.current())
+                    .any(|g| game_round(g, current) == round)
+            })
+            .map(|b| b.number)
+            .collect()
     }
 
     /// Board `number`'s games: finished ones, then the one in progress.
@@ -559,6 +751,11 @@ fn notice_name(n: &ArbiterNotice) -> &'static str {
     }
 }
 
+/// The round `game` was played in; `current` for a game that carries none.
+pub fn game_round(game: &GameRecord, current: u32) -> u32 {
+    game.round.unwrap_or(current)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,5 +890,36 @@ mod tests {
         assert!(!hub.public_board(3).unwrap().online);
         hub.set_online(3, true, 3, "").unwrap();
         assert!(hub.arbiter_snapshot()[0].open.is_empty());
+    }
+
+    #[test]
+    fn games_keep_the_round_they_began_in() {
+        let hub = Hub::new();
+        hub.apply(&stamped(1, start()), false);
+        hub.apply(&stamped(1, e4(true)), false);
+        hub.apply(&stamped(2, start()), false);
+        hub.adopt_round(3);
+        assert_eq!(hub.round(), Some(3));
+        // Board 2 has only set its pieces up: its game is the next round's.
+        hub.set_round(4);
+        hub.adopt_round(9);
+        assert_eq!(
+            hub.round(),
+            Some(4),
+            "an explicit round wins over the configured one"
+        );
+        assert_eq!(hub.round_games(1, 3, 4).len(), 1);
+        assert!(hub.round_games(1, 4, 4).is_empty());
+        assert!(hub.waiting_game(2, 4, 4).is_some());
+        assert_eq!(hub.boards_in_round(3, 4), vec![1]);
+        assert_eq!(hub.boards_in_round(4, 4), vec![2]);
+        // A board put on another round alone; its next game follows.
+        hub.set_board_round(1, 2);
+        let mut public = hub.subscribe_public();
+        hub.apply(&stamped(1, start()), true);
+        assert_eq!(public.try_recv().unwrap().round, 2);
+        assert_eq!(hub.boards_in_round(2, 4), vec![1]);
+        hub.set_round(5);
+        assert_eq!(hub.board_round(1), Some(5));
     }
 }

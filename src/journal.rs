@@ -449,6 +449,36 @@ impl Journal {
             .max()
     }
 
+    /// How far board `board`'s tracker events were logged, over all runs: the
+    /// latest session `t_ms` and how many events carry it. Tracker events are
+    /// logged in time order, so a rebuilt event earlier than that, or among
+    /// the first `count` at that time, was logged (and published); any later
+    /// one was derived from a chunk the crashed run journaled but never got to
+    /// log or publish. Daemon notes (no `ply`) and cut lines do not count.
+    pub fn logged_tail(&self, board: u32) -> Option<(u64, usize)> {
+        let path = self
+            .data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"));
+        let text = std::fs::read_to_string(path).ok()?;
+        let mut tail: Option<(u64, usize)> = None;
+        for v in text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v.get("ply").is_some())
+        {
+            let Some(t) = v["t_ms"].as_u64() else {
+                continue;
+            };
+            tail = match tail {
+                Some((last, n)) if last == t => Some((t, n + 1)),
+                Some((last, n)) if last > t => Some((last, n)),
+                _ => Some((t, 1)),
+            };
+        }
+        tail
+    }
+
     /// Appends a daemon line (start, recovery summary, board offline) to board
     /// `board`'s event log.
     pub fn record_note(&mut self, board: u32, note: serde_json::Value) -> Result<(), JournalError> {

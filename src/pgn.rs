@@ -122,6 +122,10 @@ pub struct GameRecord {
     pub result: Option<GameResult>,
     /// Why the game ended, as the tracker said it.
     pub result_reason: Option<String>,
+    /// The tournament round the game was played in, as the hub stamped it when
+    /// it began (`None`: no round was known). Publishers turn it into the
+    /// `Round` tag with the tournament data; it is not written by itself.
+    pub round: Option<u32>,
 }
 
 impl GameRecord {
@@ -134,6 +138,7 @@ impl GameRecord {
             moves: Vec::new(),
             result: None,
             result_reason: None,
+            round: None,
         }
     }
 
@@ -413,6 +418,8 @@ impl<'a, W: fmt::Write> LineWrapper<'a, W> {
 #[derive(Debug)]
 pub struct GameRecorder {
     info: GameInfo,
+    /// Round of the games that start from now on.
+    round: Option<u32>,
     current: Option<GameRecord>,
     finished: Vec<GameRecord>,
 }
@@ -422,6 +429,7 @@ impl GameRecorder {
     pub fn new(info: GameInfo) -> GameRecorder {
         GameRecorder {
             info,
+            round: None,
             current: None,
             finished: Vec::new(),
         }
@@ -433,12 +441,39 @@ impl GameRecorder {
             if let Some(done) = self.current.take().filter(GameRecord::is_started) {
                 self.finished.push(done);
             }
-            self.current = Some(GameRecord::new(self.info.clone(), fen.clone(), *chess960));
+            let mut game = GameRecord::new(self.info.clone(), fen.clone(), *chess960);
+            game.round = self.round;
+            self.current = Some(game);
             return Ok(());
         }
         match self.current.as_mut() {
             Some(game) => game.apply(event),
             None => Ok(()),
+        }
+    }
+
+    /// Games that start from now on are games of `round`; so is the current
+    /// game if it has not begun (no move, no result). A game begun keeps its
+    /// round: a round change never moves a game already played.
+    pub fn set_round(&mut self, round: Option<u32>) {
+        if let Some(g) = self.current.as_mut().filter(|g| !g.is_started()) {
+            g.round = round;
+        }
+        self.round = round;
+    }
+
+    /// Every game held, begun or not, and the games to come are games of `round`.
+    pub fn restamp_all(&mut self, round: Option<u32>) {
+        for g in self.current.iter_mut().chain(self.finished.iter_mut()) {
+            g.round = round;
+        }
+        self.round = round;
+    }
+
+    /// Games held that carry no round get `round`.
+    pub fn stamp_unset(&mut self, round: u32) {
+        for g in self.current.iter_mut().chain(self.finished.iter_mut()) {
+            g.round.get_or_insert(round);
         }
     }
 

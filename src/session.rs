@@ -27,7 +27,7 @@ use eboard_protocols::dgt::{
     BusCommand, BusCommandKind, BusMessage, BusReply, BwTime, ClockAck, Command, Decoder, EeRecord,
     Frame, HostDecoder, HostFrame, Message, Mode,
 };
-use eboard_protocols::{ClockReading, Picture};
+use eboard_protocols::{ClockReading, ClockSide, Picture};
 
 use crate::capture::{Chunk, Direction};
 use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
@@ -82,9 +82,12 @@ pub struct SessionStats {
     pub pictures: u64,
     /// Field updates received before the board's first dump (not given to the tracker).
     pub updates_before_dump: u64,
-    /// EEPROM records and clock-time records that carry no picture or full
-    /// reading (EE_MOVES history, bus clock records), not used for tracking.
+    /// EEPROM records that carry no picture and no press (EE_MOVES history,
+    /// tags, clock records that tell nothing new), not used for tracking.
     pub ee_records_unused: u64,
+    /// Bus clock records (written by the board at each lever change) turned
+    /// into presses for the tracker, in their place among the field changes.
+    pub ee_presses: u64,
     /// Host commands seen.
     pub host_frames: u64,
     /// Host bytes that formed no command.
@@ -102,6 +105,9 @@ struct BoardState {
     info: BoardInfo,
     /// An arbiter marked the board inactive: its alerts are dropped.
     inactive: bool,
+    /// The last clock reading given to the tracker (bus mode builds presses
+    /// from the board's clock records on top of it).
+    reading: Option<ClockReading>,
 }
 
 impl BoardState {
@@ -112,6 +118,7 @@ impl BoardState {
             tracker: Tracker::new(config.clone()),
             info: BoardInfo::default(),
             inactive: false,
+            reading: None,
         }
     }
 }
@@ -393,8 +400,30 @@ impl DgtSession {
                             self.board(target).picture.set(square, sensed);
                             self.picture_changed(target, t_ms, out);
                         }
-                        // A clock record holds one display of the halted clock,
-                        // not a full reading; the host polls BUS_SEND_CLK for those.
+                        // The board writes a clock record at each lever change,
+                        // in order with the field records. It is the only
+                        // place a bus host learns *when* a press came relative
+                        // to the pieces: BUS_SEND_CLK readings are polled far
+                        // less often, so a press seen only through them comes
+                        // after pictures of the next move, or not at all if
+                        // both players pressed between two polls.
+                        EeRecord::Clock {
+                            left,
+                            hours,
+                            minutes,
+                            seconds,
+                        } => {
+                            let halted = if left {
+                                ClockSide::Left
+                            } else {
+                                ClockSide::Right
+                            };
+                            let ms = (u64::from(hours) * 3_600
+                                + u64::from(minutes) * 60
+                                + u64::from(seconds))
+                                * 1_000;
+                            self.ee_press(target, t_ms, halted, ms, out);
+                        }
                         _ => self.stats.ee_records_unused += 1,
                     }
                 }
@@ -465,10 +494,55 @@ impl DgtSession {
             return;
         }
         let reading = ClockReading::from(bw);
+        self.give_clock(target, t_ms, reading, out);
+    }
+
+    /// A bus clock record: the `halted` side's clock stopped at `ms`, so that
+    /// side pressed and the other side's clock runs now. The tracker gets the
+    /// last full reading with the lever moved and the halted display set; the
+    /// other display stays as last polled until the next BUS_SEND_CLK. A
+    /// record that changes nothing the tracker knows (no reading yet to build
+    /// on, or a poll already showed this lever) is not passed on, so one press
+    /// is never seen twice.
+    fn ee_press(
+        &mut self,
+        target: Target,
+        t_ms: Millis,
+        halted: ClockSide,
+        ms: u64,
+        out: &mut Vec<Stamped>,
+    ) {
+        let board = self.board(target);
+        let Some(last) = board.reading.filter(|r| r.lever_high.is_some()) else {
+            self.stats.ee_records_unused += 1;
+            return;
+        };
+        if last.lever_high == Some(halted.other()) {
+            self.stats.ee_records_unused += 1;
+            return;
+        }
+        let mut reading = last;
+        reading.lever_high = Some(halted.other());
+        match halted {
+            ClockSide::Left => reading.left.millis = ms,
+            ClockSide::Right => reading.right.millis = ms,
+        }
+        self.stats.ee_presses += 1;
+        self.give_clock(target, t_ms, reading, out);
+    }
+
+    fn give_clock(
+        &mut self,
+        target: Target,
+        t_ms: Millis,
+        reading: ClockReading,
+        out: &mut Vec<Stamped>,
+    ) {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let board = self.board(target);
         board.info.no_clock = false;
+        board.reading = Some(reading);
         board.tracker.clock(t_ms, &reading, &mut scratch);
         stamp(board, t_ms, &mut scratch, out);
         self.scratch = scratch;

@@ -815,3 +815,144 @@ async fn the_file_sink_follows_the_public_view() {
     assert_eq!(moves, 4);
     drop(app);
 }
+
+/// After the round changes, the previous round's games stay under their round
+/// (PGN, LCC JSON, the file sink) and the current round's feeds show the new one.
+#[tokio::test]
+async fn a_round_change_keeps_the_previous_rounds_games_under_their_round() {
+    let (hub, _) = hub_with_game();
+    hub.apply(
+        &Stamped {
+            board: 1,
+            ply: 3,
+            t_ms: 9000,
+            event: game(GameEvent::Result {
+                result: GameResult::WhiteWins,
+                reason: "resignation".into(),
+            }),
+        },
+        true,
+    );
+    let mut t = tournament(0);
+    t.pairings.insert(
+        (4, 1),
+        (
+            Player {
+                name: "Fourth, Round".into(),
+                ..Player::default()
+            },
+            Player {
+                name: "Next, Opponent".into(),
+                ..Player::default()
+            },
+        ),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = router(
+        Arc::clone(&hub),
+        FeedConfig {
+            arbiter_token: TOKEN.into(),
+            tournament: Arc::new(t),
+            pgn_dir: Some(dir.path().to_path_buf()),
+        },
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    // The players set the pieces up again before the arbiter moves the
+    // tournament on: that game is the next round's.
+    let mut f = Feeder::start(&hub, 1);
+    hub.set_round(4);
+    f.play(&hub, "d2d4");
+
+    let now = get(&format!("{base}/games.pgn")).await.1;
+    let now = load_pgn(&now).unwrap();
+    assert_eq!(now.len(), 1);
+    assert_eq!(now[0].header("Round"), Some("4.1"));
+    assert_eq!(now[0].header("White"), Some("Fourth, Round"));
+    assert_eq!(now[0].uci_moves(), ["d2d4"]);
+
+    let (status, before, _) = get(&format!("{base}/round/3/game/1.pgn")).await;
+    assert_eq!(status, 200, "{before}");
+    let before = load_pgn(&before).unwrap();
+    assert_eq!(before[0].header("Round"), Some("3.1"));
+    assert_eq!(before[0].header("White"), Some(EVIL));
+    assert_eq!(before[0].header("Result"), Some("1-0"));
+    assert_eq!(before[0].uci_moves(), ["e2e4", "e7e5", "g1f3"]);
+
+    let json = |path: &'static str| {
+        let base = base.clone();
+        async move {
+            let (status, body, _) = get(&format!("{base}{path}")).await;
+            assert_eq!(status, 200, "{path}: {body}");
+            serde_json::from_str::<Value>(&body).unwrap()
+        }
+    };
+    let tour = json("/tournament.json").await;
+    assert_eq!(tour["rounds"][2]["live"], 0);
+    assert_eq!(tour["rounds"][3]["live"], 1);
+    let r3 = json("/round-3/index.json").await;
+    assert_eq!(r3["pairings"][0]["result"], "1-0");
+    assert_eq!(r3["pairings"][0]["live"], false);
+    assert_eq!(r3["pairings"][0]["black"]["lname"], "Doe");
+    let r4 = json("/round-4/index.json").await;
+    assert_eq!(r4["pairings"][0]["white"]["lname"], "Fourth");
+    assert_eq!(r4["pairings"][0]["live"], true);
+    let g3 = json("/round-3/game-1.json").await;
+    assert_eq!(g3["result"], "WHITEWIN");
+    assert_eq!(g3["moves"].as_array().unwrap().len(), 3);
+    assert_eq!(g3["clock"], Value::Null, "the board's clock is round 4's");
+    let g4 = json("/round-4/game-1.json").await;
+    assert_eq!(g4["moves"], serde_json::json!(["d4 5399+2"]));
+    let snap = json("/snapshot.json").await;
+    assert_eq!(snap["round"], 4);
+    assert_eq!(snap["boards"][0]["moves"], serde_json::json!(["d4"]));
+
+    // The file sink keeps round 3's folder and writes round 4's.
+    let mut files = (String::new(), String::new());
+    for _ in 0..200 {
+        files = (
+            std::fs::read_to_string(dir.path().join("round-3/game-1.pgn")).unwrap_or_default(),
+            std::fs::read_to_string(dir.path().join("round-4/games.pgn")).unwrap_or_default(),
+        );
+        if files.0.contains("1-0") && files.1.contains("1. d4") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        files.0.contains("2. Nf3") && files.0.contains("[Round \"3.1\"]"),
+        "{}",
+        files.0
+    );
+    assert!(files.1.contains("[Round \"4.1\"]"), "{}", files.1);
+}
+
+/// With a broadcast delay the delayed view learns each game's round from the
+/// live one: a move of round 4 is published under round 4 once it is due.
+#[tokio::test]
+async fn the_delayed_view_keeps_each_games_round() {
+    let (hub, _) = hub_with_game();
+    let base = start(Arc::clone(&hub), tournament(1), TOKEN).await;
+    hub.set_round(4);
+    let mut f = Feeder::start(&hub, 1);
+    f.play(&hub, "c2c4");
+    // Before the delay: round 3's game is public, the new one is not yet.
+    let r3 = get(&format!("{base}/round/3/game/1.pgn")).await.1;
+    assert!(r3.contains("2. Nf3"), "{r3}");
+    let mut now = String::new();
+    for _ in 0..100 {
+        now = get(&format!("{base}/games.pgn")).await.1;
+        if now.contains("1. c4") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        now.contains("[Round \"4.1\"]") && now.contains("1. c4"),
+        "{now}"
+    );
+    let r3 = get(&format!("{base}/round/3/game/1.pgn")).await.1;
+    assert!(r3.contains("2. Nf3") && !r3.contains("c4"), "{r3}");
+}

@@ -466,3 +466,127 @@ fn end_busmode_leaves_bus_mode() {
     );
     assert_eq!(session.mode(), Mode::Bus);
 }
+
+/// A bus board's change report holds its clock records (one per lever change)
+/// in order with the field records. Two plies and both presses reported by
+/// one poll must reach the tracker as two pressed moves, in that order: with
+/// the presses left to the (rarer) BUS_SEND_CLK polls, the second move would
+/// wait for a poll or the unpressed hold, and a press seen only after the next
+/// move's pictures would be matched against the wrong position.
+#[test]
+fn bus_clock_records_are_presses_in_their_place_among_the_changes() {
+    use eboard_bridge::events::{GameEvent, TrackerEvent};
+    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut events = Vec::new();
+    let feed = |session: &mut DgtSession, t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
+        session.feed(
+            &Chunk {
+                t_ms,
+                dir: Direction::In,
+                bytes: bus(1025, reply),
+            },
+            events,
+        );
+    };
+    // White's clock (left) runs: the left side of the lever is high.
+    let reading = |lever_right_high: bool| BwTime {
+        lever_right_high,
+        ..clock_reading(0, 0)
+    };
+    feed(&mut session, 0, BusReply::BoardDump(start()), &mut events);
+    session.tick(1_000, &mut events);
+    feed(
+        &mut session,
+        1_100,
+        BusReply::Clock(reading(false)),
+        &mut events,
+    );
+    let white = Sensed::Piece(Role::Pawn.of(Color::White));
+    let black = Sensed::Piece(Role::Pawn.of(Color::Black));
+    let clock = |left: bool| EeRecord::Clock {
+        left,
+        hours: 0,
+        minutes: 2,
+        seconds: 55,
+    };
+    feed(
+        &mut session,
+        5_000,
+        BusReply::Changes(vec![
+            field(Square::E2, Sensed::Empty),
+            field(Square::E4, white),
+            clock(true),
+            field(Square::E7, Sensed::Empty),
+            field(Square::E5, black),
+            clock(false),
+        ]),
+        &mut events,
+    );
+    let verified = |events: &[Stamped]| -> Vec<(u32, String, u64)> {
+        events
+            .iter()
+            .filter_map(|e| match &e.event {
+                TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
+                    Some((m.ply, m.uci.clone(), e.t_ms))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        verified(&events),
+        vec![(1, "e2e4".into(), 5_000), (2, "e7e5".into(), 5_000)],
+        "both moves verified by their presses, at the poll that reported them: {events:#?}"
+    );
+    assert_eq!(session.stats().ee_presses, 2);
+    // The next clock poll shows the lever where the records left it: no
+    // further press, nothing withdrawn, no alert.
+    let before = events.len();
+    feed(
+        &mut session,
+        5_300,
+        BusReply::Clock(reading(false)),
+        &mut events,
+    );
+    session.tick(20_000, &mut events);
+    assert!(
+        events[before..]
+            .iter()
+            .all(|e| matches!(e.event, TrackerEvent::Game(GameEvent::Clock { .. }))),
+        "{:#?}",
+        &events[before..]
+    );
+
+    // A press a clock poll showed first is not given again by its record.
+    let before = events.len();
+    feed(
+        &mut session,
+        21_000,
+        BusReply::Changes(vec![
+            field(Square::G1, Sensed::Empty),
+            field(Square::F3, Sensed::Piece(Role::Knight.of(Color::White))),
+        ]),
+        &mut events,
+    );
+    feed(
+        &mut session,
+        21_100,
+        BusReply::Clock(reading(true)),
+        &mut events,
+    );
+    feed(
+        &mut session,
+        21_400,
+        BusReply::Changes(vec![clock(true)]),
+        &mut events,
+    );
+    assert_eq!(
+        session.stats().ee_presses,
+        2,
+        "the record repeats a known press"
+    );
+    assert_eq!(
+        verified(&events[before..]),
+        vec![(3, "g1f3".into(), 21_100)]
+    );
+}

@@ -199,7 +199,10 @@ fn clean_text(field: &'static str, text: &str, max: usize) -> Result<String, Ope
 /// otherwise create the board.
 fn known_board(s: &AppState, board: u32) -> Result<(), OperatorError> {
     let t = s.tournament();
-    if s.live.public_board(board).is_some() || t.pairing(t.config.current_round, board).is_some() {
+    if s.live.public_board(board).is_some()
+        || t.pairing(feeds::current_round(&s.live, &t), board)
+            .is_some()
+    {
         Ok(())
     } else {
         Err(OperatorError::UnknownBoard(board))
@@ -227,7 +230,7 @@ fn player_json(p: &Player) -> serde_json::Value {
 /// Every board as arbiters see it, live (never delayed).
 async fn board_state(State(s): State<AppState>) -> Response {
     let t = s.tournament();
-    let round = t.config.current_round;
+    let round = feeds::current_round(&s.live, &t);
     let swapped = s.desk.overrides().swapped;
     let boards: Vec<_> = s
         .live
@@ -239,7 +242,10 @@ async fn board_state(State(s): State<AppState>) -> Response {
                 .public
                 .game
                 .clone()
-                .map(|g| feeds::with_tournament(g, &t, round, n));
+                .map(|g| {
+                    let r = crate::hub::game_round(&g, round);
+                    feeds::with_tournament(g, &t, r, n)
+                });
             let pairing = t.pairing(round, n);
             let open: Vec<_> = b
                 .open
@@ -288,12 +294,16 @@ async fn board_record(State(s): State<AppState>, Path(board): Path<u32>) -> Resp
         return operator_error(&OperatorError::UnknownBoard(board));
     }
     let t = s.tournament();
-    let round = t.config.current_round;
+    let round = feeds::current_round(&s.live, &t);
     let games: Vec<_> = s
         .live
         .games(board)
         .into_iter()
-        .map(|g| feeds::with_tournament(g, &t, round, board))
+        .map(|g| {
+            // Games of earlier rounds carry their own round's pairing.
+            let r = crate::hub::game_round(&g, round);
+            feeds::with_tournament(g, &t, r, board)
+        })
         .map(|g| {
             json!({
                 "pgn": g.to_pgn(),
@@ -583,7 +593,7 @@ fn check_player(side: &'static str, p: &Player) -> Result<Player, OperatorError>
 }
 
 fn check_round(s: &AppState, round: Option<u32>) -> Result<u32, OperatorError> {
-    let round = round.unwrap_or(s.tournament().config.current_round);
+    let round = round.unwrap_or_else(|| feeds::current_round(&s.live, &s.tournament()));
     if !(1..=999).contains(&round) {
         return Err(OperatorError::BadField {
             field: "round",

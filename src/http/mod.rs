@@ -73,6 +73,9 @@ pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
 /// tournament replaces `cfg.tournament`.
 pub fn router_with_desk(hub: Arc<Hub>, cfg: FeedConfig, desk: Arc<Desk>) -> Router {
     let delay = Duration::from_secs(u64::from(cfg.tournament.config.delay_secs));
+    // Games recorded so far (rebuilt from the journal) are the configured
+    // round's, unless the round was already changed on the hub.
+    hub.adopt_round(cfg.tournament.config.current_round);
     let public = delayed(Arc::clone(&hub), delay);
     let history = History::follow(&public);
     if let Some(dir) = cfg.pgn_dir {

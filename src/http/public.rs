@@ -64,13 +64,7 @@ async fn game_pgn(
             "no such game: use /round/<round>/game/<board>.pgn with numbers\n".into(),
         );
     };
-    if round != s.tournament().config.current_round {
-        return not_found(format!(
-            "round {round} is not the current round ({}): only the current round's games are held\n",
-            s.tournament().config.current_round
-        ));
-    }
-    match feeds::board_game(&s.public, &s.tournament(), board) {
+    match feeds::board_game_in(&s.public, &s.tournament(), round, board) {
         Some(g) => pgn(g.to_pgn()),
         None => not_found(format!("board {board} has no game in round {round}\n")),
     }
@@ -116,11 +110,11 @@ async fn snapshot(State(s): State<AppState>) -> Response {
     // Read the sequence number first: events after it may already be in the
     // boards below, and replaying them is harmless (moves are keyed by ply).
     let seq = s.history.last_seq();
-    let round = s.tournament().config.current_round;
-    let boards: Vec<_> = feeds::round_boards(&s.public, &s.tournament())
+    let round = feeds::current_round(&s.public, &s.tournament());
+    let boards: Vec<_> = feeds::round_boards_in(&s.public, &s.tournament(), round)
         .into_iter()
         .filter_map(|b| {
-            let g = feeds::board_game(&s.public, &s.tournament(), b)?;
+            let g = feeds::board_game_in(&s.public, &s.tournament(), round, b)?;
             let clock = s.public.public_board(b).and_then(|p| p.clock);
             Some(json!({
                 "board": b,

@@ -60,12 +60,13 @@ impl Item {
     }
 }
 
-/// `{"seq":…,"board":…,"t_ms":…,"type":"move",…}`: the event's fields flattened.
+/// `{"seq":…,"board":…,"round":…,"t_ms":…,"type":"move",…}`: the event's fields flattened.
 pub fn event_json(ev: &PublicEvent) -> Value {
     let mut v = serde_json::to_value(&ev.event).expect("game events serialise");
     if let Value::Object(map) = &mut v {
         map.insert("seq".into(), ev.seq.into());
         map.insert("board".into(), ev.board.into());
+        map.insert("round".into(), ev.round.into());
         map.insert("t_ms".into(), ev.t_ms.into());
     }
     v

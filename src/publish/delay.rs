@@ -13,7 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
 use crate::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
-use crate::hub::{Hub, PublicEvent};
+use crate::hub::{game_round, Hub, PublicEvent};
 
 /// Longest delay accepted (FIDE events use at most 15–30 minutes; an hour is plenty).
 pub const MAX_DELAY: Duration = Duration::from_secs(3600);
@@ -32,12 +32,17 @@ pub fn delayed(live: Arc<Hub>, delay: Duration) -> Arc<Hub> {
     let out = Arc::new(Hub::new());
     // Subscribe before copying so nothing falls between the copy and the stream.
     let mut rx = live.subscribe_public();
+    let mut rounds = live.watch_round();
+    if let Some(r) = *rounds.borrow_and_update() {
+        out.adopt_round(r);
+    }
     seed(&live, &out);
     let target = Arc::clone(&out);
     tokio::spawn(async move {
         // Events wait here, not in the broadcast channel: a delay of minutes
         // holds far more events than the channel's capacity.
         let mut queue: VecDeque<(Instant, PublicEvent)> = VecDeque::new();
+        let mut rounds_open = true;
         loop {
             let next_due = queue.front().map(|(due, _)| *due);
             tokio::select! {
@@ -48,11 +53,23 @@ pub fn delayed(live: Arc<Hub>, delay: Duration) -> Arc<Hub> {
                     }
                     Err(RecvError::Closed) => return,
                 },
+                // Which round is current is not secret (pairings are public
+                // ahead of time): the public side learns it at once. Each
+                // delayed event still carries its own game's round.
+                changed = rounds.changed(), if rounds_open => match changed {
+                    Ok(()) => {
+                        if let Some(r) = *rounds.borrow_and_update() {
+                            target.set_round(r);
+                        }
+                    }
+                    // The live hub is gone: events still queued come out below.
+                    Err(_) => rounds_open = false,
+                },
                 () = sleep_until_opt(next_due) => {
                     let now = Instant::now();
                     while queue.front().is_some_and(|(due, _)| *due <= now) {
                         if let Some((_, ev)) = queue.pop_front() {
-                            target.apply(&to_stamped(&ev), true);
+                            target.apply_in_round(&to_stamped(&ev), ev.round, true);
                         }
                     }
                     if Arc::strong_count(&target) == 1 {
@@ -96,18 +113,25 @@ fn seed(live: &Hub, out: &Hub) {
         if let Some(d) = games.iter().find_map(|g| g.info.date.clone()) {
             out.set_date(Some(d));
         }
-        let push = |event: GameEvent| {
-            out.apply(
-                &Stamped {
-                    board: b.number,
-                    ply: 0,
-                    t_ms: 0,
-                    event: TrackerEvent::Game(event),
-                },
-                false,
-            );
+        let current = live.round();
+        // Without a round on the live hub (feeds built on a hub nobody gave a
+        // round), games carry none here either.
+        let push = |event: GameEvent, round: Option<u32>| {
+            let stamped = Stamped {
+                board: b.number,
+                ply: 0,
+                t_ms: 0,
+                event: TrackerEvent::Game(event),
+            };
+            match round {
+                Some(r) => out.apply_in_round(&stamped, r, false),
+                None => out.apply(&stamped, false),
+            };
         };
         for g in games {
+            // Each game keeps the round it was played in.
+            let round = current.map(|c| game_round(&g, c));
+            let push = |event: GameEvent| push(event, round);
             push(GameEvent::GameStart {
                 fen: g.start_fen.clone(),
                 chess960: g.chess960,
@@ -132,12 +156,19 @@ fn seed(live: &Hub, out: &Hub) {
                 });
             }
         }
+        let board_round = live.board_round(b.number);
         if let Some(c) = b.clock {
-            push(GameEvent::Clock {
-                white_ms: c.white_ms,
-                black_ms: c.black_ms,
-                running: c.running,
-            });
+            push(
+                GameEvent::Clock {
+                    white_ms: c.white_ms,
+                    black_ms: c.black_ms,
+                    running: c.running,
+                },
+                board_round,
+            );
+        }
+        if let Some(r) = board_round.filter(|&r| Some(r) != out.board_round(b.number)) {
+            out.set_board_round(b.number, r);
         }
     }
 }

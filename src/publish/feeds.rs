@@ -9,23 +9,37 @@ use shakmaty::{CastlingMode, Chess, Position};
 
 use super::tournament::{Player, Tournament};
 use crate::events::GameResult;
-use crate::hub::{Hub, PublicBoard};
+use crate::hub::Hub;
 use crate::pgn::{GameInfo, GameRecord};
 
 const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
-/// The game shown for `board` in the current round: the latest game with a
-/// move or a result, else a started position with no move yet, else (when the board is paired) an empty game so the
-/// pairing is visible before the first move.
+/// The round being played now: the hub's, which follows round changes (the
+/// hub adopts `[tournament] current_round` when the feeds start), else the
+/// configured one.
+pub fn current_round(hub: &Hub, t: &Tournament) -> u32 {
+    hub.round().unwrap_or(t.config.current_round)
+}
+
+/// The game shown for `board` in the current round (see [`board_game_in`]).
 pub fn board_game(hub: &Hub, t: &Tournament, board: u32) -> Option<GameRecord> {
-    let round = t.config.current_round;
+    board_game_in(hub, t, current_round(hub, t), board)
+}
+
+/// The game shown for `board` in `round`: the latest game of that round with a
+/// move or a result, else a position set up for it with no move yet, else (when
+/// the board is paired in that round) an empty game so the pairing is visible
+/// before the first move. Games keep the round they were played in, so an
+/// earlier round's games stay here after the round changes.
+pub fn board_game_in(hub: &Hub, t: &Tournament, round: u32, board: u32) -> Option<GameRecord> {
     // A game that has begun wins over a fresh start with no move yet: players
     // setting the pieces up again after their result must not blank the
     // finished game in the round's feed.
+    let current = current_round(hub, t);
     let game = hub
-        .games(board)
+        .round_games(board, round, current)
         .pop()
-        .or_else(|| hub.public_board(board).and_then(|b| b.game));
+        .or_else(|| hub.waiting_game(board, round, current));
     let game = match game {
         Some(g) => g,
         None if t.pairing(round, board).is_some() => GameRecord::new(
@@ -41,14 +55,28 @@ pub fn board_game(hub: &Hub, t: &Tournament, board: u32) -> Option<GameRecord> {
     Some(with_tournament(game, t, round, board))
 }
 
-/// Boards of the current round: configured pairings and boards the hub knows.
+/// Boards of the current round: configured pairings and every board the hub knows.
 pub fn round_boards(hub: &Hub, t: &Tournament) -> Vec<u32> {
-    let mut boards: Vec<u32> = t.boards(t.config.current_round).collect();
-    boards.extend(hub.public_snapshot().iter().map(|b: &PublicBoard| b.number));
+    round_boards_in(hub, t, current_round(hub, t))
+}
+
+/// Boards of `round`: its pairings and the boards with a game of that round;
+/// for the current round, every board the hub knows too (a board switched on
+/// shows before its first move).
+pub fn round_boards_in(hub: &Hub, t: &Tournament, round: u32) -> Vec<u32> {
+    let mut boards: Vec<u32> = t.boards(round).collect();
+    let current = current_round(hub, t);
+    boards.extend(hub.boards_in_round(round, current));
+    if round == current {
+        boards.extend(hub.board_numbers());
+    }
     boards.sort_unstable();
     boards.dedup();
-    // An inactive board (marked by an arbiter) is not part of the round.
-    boards.retain(|b| !t.inactive.contains(b));
+    // A board an arbiter marked inactive is not part of the round being
+    // played; the games it held in earlier rounds stay listed there.
+    if round == current {
+        boards.retain(|b| !t.inactive.contains(b));
+    }
     boards
 }
 
@@ -58,10 +86,13 @@ pub fn with_tournament(mut game: GameRecord, t: &Tournament, round: u32, board: 
     let info = &mut game.info;
     info.event = c.name.clone().or(info.event.take());
     info.site = c.site.clone().or(info.site.take());
-    if let Some(d) = &c.date {
+    // The configured date is the configured round's; other rounds keep the
+    // date their games were recorded on.
+    if let Some(d) = c.date.as_ref().filter(|_| round == c.current_round) {
         info.date = Some(d.replace('-', "."));
     }
     info.round = Some(round.to_string());
+    game.round = Some(round);
     info.board = Some(board);
     let mut extra: Vec<(String, String)> = Vec::new();
     if let Some((w, b)) = t.pairing(round, board) {
@@ -97,9 +128,14 @@ fn player_tags(out: &mut Vec<(String, String)>, side: &str, p: &Player) {
 
 /// Every game of the current round as one PGN file.
 pub fn games_pgn(hub: &Hub, t: &Tournament) -> String {
-    round_boards(hub, t)
+    round_pgn(hub, t, current_round(hub, t))
+}
+
+/// Every game of `round` as one PGN file (one game per board, see [`board_game_in`]).
+pub fn round_pgn(hub: &Hub, t: &Tournament, round: u32) -> String {
+    round_boards_in(hub, t, round)
         .into_iter()
-        .filter_map(|b| board_game(hub, t, b))
+        .filter_map(|b| board_game_in(hub, t, round, b))
         .map(|g| g.to_pgn())
         .collect()
 }
@@ -132,14 +168,11 @@ pub fn current_fen(game: &GameRecord) -> String {
 /// LCC `tournament.json`.
 pub fn lcc_tournament(hub: &Hub, t: &Tournament) -> Value {
     let c = &t.config;
-    let rounds: Vec<Value> = (1..=c.rounds)
+    let current = current_round(hub, t);
+    let rounds: Vec<Value> = (1..=c.rounds.max(current))
         .map(|r| {
-            let count = if r == c.current_round {
-                round_boards(hub, t).len()
-            } else {
-                t.boards(r).count()
-            };
-            json!({ "count": count, "live": u32::from(r == c.current_round) })
+            let count = round_boards_in(hub, t, r).len();
+            json!({ "count": count, "live": u32::from(r == current) })
         })
         .collect();
     json!({
@@ -188,21 +221,21 @@ fn lcc_player(p: Option<&Player>) -> Value {
 
 /// LCC `round-{r}/index.json`; `None` for a round with nothing known.
 pub fn lcc_round(hub: &Hub, t: &Tournament, round: u32) -> Option<Value> {
-    let live = round == t.config.current_round;
-    let boards: Vec<u32> = if live {
-        round_boards(hub, t)
-    } else {
-        t.boards(round).collect()
-    };
-    if boards.is_empty() && !(1..=t.config.rounds).contains(&round) {
+    let current = current_round(hub, t);
+    let boards = round_boards_in(hub, t, round);
+    if boards.is_empty() && !(1..=t.config.rounds.max(current)).contains(&round) {
         return None;
     }
-    let mut date = t.config.date.clone();
+    let mut date = t
+        .config
+        .date
+        .clone()
+        .filter(|_| round == t.config.current_round);
     let pairings: Vec<Value> = boards
         .iter()
         .map(|&b| {
             let pair = t.pairing(round, b);
-            let game = live.then(|| board_game(hub, t, b)).flatten();
+            let game = board_game_in(hub, t, round, b);
             if date.is_none() {
                 date = game
                     .as_ref()
@@ -222,11 +255,14 @@ pub fn lcc_round(hub: &Hub, t: &Tournament, round: u32) -> Option<Value> {
 
 /// LCC `round-{r}/game-{b}.json`; `None` when the board has no game in that round.
 pub fn lcc_game(hub: &Hub, t: &Tournament, round: u32, board: u32) -> Option<Value> {
-    if round != t.config.current_round {
-        return None;
-    }
-    let game = board_game(hub, t, board)?;
-    let clock = hub.public_board(board).and_then(|b| b.clock);
+    let game = board_game_in(hub, t, round, board)?;
+    // The board's clock belongs to the game on it now, not to an earlier round's.
+    let on_board = hub
+        .board_round(board)
+        .unwrap_or_else(|| current_round(hub, t));
+    let clock = (round == on_board)
+        .then(|| hub.public_board(board).and_then(|b| b.clock))
+        .flatten();
     let moves: Vec<String> = game
         .moves
         .iter()

@@ -2,6 +2,7 @@
 //! Lichess broadcaster app watches. Every file is replaced atomically (temp file
 //! in the same folder, fsync, rename), so a watcher never reads half a file.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast::error::RecvError;
 
-use super::feeds::{board_game, games_pgn, round_boards};
+use super::feeds::{board_game_in, current_round, round_boards_in};
 use super::tournament::Tournament;
 use crate::hub::Hub;
 
@@ -51,26 +52,42 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SinkError> {
     result.map_err(err)
 }
 
-/// Writes `<dir>/round-<r>/games.pgn` and one `game-<board>.pgn` per board.
-/// Returns the round folder.
+/// Writes the current round's folder (see [`write_round_in`]).
 pub fn write_round(dir: &Path, hub: &Hub, t: &Tournament) -> Result<PathBuf, SinkError> {
-    let folder = dir.join(format!("round-{}", t.config.current_round));
+    write_round_in(dir, hub, t, current_round(hub, t))
+}
+
+/// Writes `<dir>/round-<r>/games.pgn` and one `game-<board>.pgn` per board of
+/// round `r`. Returns the round folder.
+pub fn write_round_in(
+    dir: &Path,
+    hub: &Hub,
+    t: &Tournament,
+    round: u32,
+) -> Result<PathBuf, SinkError> {
+    let folder = dir.join(format!("round-{round}"));
     fs::create_dir_all(&folder).map_err(|source| SinkError {
         path: folder.clone(),
         source,
     })?;
-    for b in round_boards(hub, t) {
-        if let Some(g) = board_game(hub, t, b) {
-            write_atomic(&folder.join(format!("game-{b}.pgn")), g.to_pgn().as_bytes())?;
+    let mut all = String::new();
+    for b in round_boards_in(hub, t, round) {
+        if let Some(g) = board_game_in(hub, t, round, b) {
+            let text = g.to_pgn();
+            write_atomic(&folder.join(format!("game-{b}.pgn")), text.as_bytes())?;
+            all.push_str(&text);
         }
     }
-    write_atomic(&folder.join("games.pgn"), games_pgn(hub, t).as_bytes())?;
+    write_atomic(&folder.join("games.pgn"), all.as_bytes())?;
     Ok(folder)
 }
 
 /// Rewrites the round's files after every public event of `hub` (pass the
 /// delayed hub when the broadcast is delayed). Runs until the hub is dropped.
-/// Bursts are coalesced: one rewrite covers every event already queued.
+/// Bursts are coalesced: one rewrite covers every event already queued. The
+/// current round's folder is rewritten each time, and an earlier round's when
+/// an event belongs to one of its games (a game still going on after the round
+/// changed, a result entered late), so finished rounds keep their files.
 pub async fn run(dir: PathBuf, hub: Arc<Hub>, t: Arc<Tournament>) {
     // A tournament that never changes: a watch whose sender is dropped at once
     // never reports a change.
@@ -80,38 +97,64 @@ pub async fn run(dir: PathBuf, hub: Arc<Hub>, t: Arc<Tournament>) {
 
 /// [`run`] for tournament data that changes while the daemon runs (arbiters
 /// assign pairings, swap colours, mark boards inactive): `tournament` gives the
-/// data now, and a change on `changed` rewrites the files at once, so the
-/// broadcast shows the new names without waiting for the next move.
+/// data now, and a change on `changed` rewrites every round's files at once, so
+/// the broadcast shows the new names without waiting for the next move.
 pub async fn run_following(
     dir: PathBuf,
     hub: Arc<Hub>,
     tournament: impl Fn() -> Arc<Tournament>,
     mut changed: tokio::sync::watch::Receiver<()>,
 ) {
+    use tokio::sync::broadcast::error::TryRecvError;
     let mut rx = hub.subscribe_public();
-    let write = |hub: &Hub| {
-        if let Err(e) = write_round(&dir, hub, &tournament()) {
-            eprintln!("publish: {e}");
+    let write = |hub: &Hub, t: &Tournament, rounds: &BTreeSet<u32>| {
+        for &r in rounds {
+            if let Err(e) = write_round_in(&dir, hub, t, r) {
+                eprintln!("publish: {e}");
+            }
         }
     };
-    write(&hub);
+    // Every round with a game or a pairing: after a restart (or a pairing
+    // change) the folders of earlier rounds are as complete as the current one's.
+    let all_rounds = |hub: &Hub, t: &Tournament| -> BTreeSet<u32> {
+        let current = current_round(hub, t);
+        (1..=t.config.rounds.max(current))
+            .filter(|&r| r == current || !round_boards_in(hub, t, r).is_empty())
+            .collect()
+    };
+    let t = tournament();
+    write(&hub, &t, &all_rounds(&hub, &t));
     let mut watching = true;
     loop {
+        let mut rounds = BTreeSet::new();
         tokio::select! {
             got = rx.recv() => match got {
-                Ok(_) | Err(RecvError::Lagged(_)) => {
-                    while let Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) =
-                        rx.try_recv()
-                    {}
-                    write(&hub);
+                Ok(ev) => {
+                    rounds.insert(ev.round);
                 }
+                Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
             },
             c = changed.changed(), if watching => match c {
-                Ok(()) => write(&hub),
+                Ok(()) => rounds = all_rounds(&hub, &tournament()),
                 // The data can no longer change: events alone drive the rewrites.
-                Err(_) => watching = false,
+                Err(_) => {
+                    watching = false;
+                    continue;
+                }
             },
         }
+        loop {
+            match rx.try_recv() {
+                Ok(ev) => {
+                    rounds.insert(ev.round);
+                }
+                Err(TryRecvError::Lagged(_)) => {}
+                Err(_) => break,
+            }
+        }
+        let t = tournament();
+        rounds.insert(current_round(&hub, &t));
+        write(&hub, &t, &rounds);
     }
 }

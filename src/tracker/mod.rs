@@ -142,6 +142,37 @@ struct Press {
     on_still_move: bool,
 }
 
+/// Whether a picture showing `mv` played from `before` could be a partial report
+/// of another legal move: one whose changed squares strictly include `mv`'s and
+/// agree with `mv`'s result on them (occupancy only, so that boards which cannot
+/// tell pieces apart are covered too). The board reports one scan's changes one
+/// square at a time, so such a picture may be followed at once by the rest of
+/// the bigger move (h1-f1 seen before e1-g1 completes O-O).
+fn may_grow(before: &Chess, mv: Move) -> bool {
+    let changed = |after: &Board| -> shakmaty::Bitboard {
+        Square::ALL
+            .into_iter()
+            .filter(|&sq| before.board().piece_at(sq) != after.piece_at(sq))
+            .collect()
+    };
+    let mut after = before.clone();
+    after.play_unchecked(mv);
+    let mine = changed(after.board());
+    before.legal_moves().into_iter().any(|other| {
+        if other == mv {
+            return false;
+        }
+        let mut pos = before.clone();
+        pos.play_unchecked(other);
+        let theirs = changed(pos.board());
+        mine != theirs
+            && (mine & !theirs).is_empty()
+            && mine.into_iter().all(|sq| {
+                pos.board().occupied().contains(sq) == after.board().occupied().contains(sq)
+            })
+    })
+}
+
 /// A start picture waiting for its hold.
 #[derive(Clone, Debug)]
 struct StartCandidate {
@@ -1201,9 +1232,23 @@ impl Tracker {
                 continue;
             }
             if for_mover && self.resolution == Resolution::Explained {
+                // The press came first and this picture, seen after it, completes
+                // the move: the board scanned it after the hand reached the clock,
+                // so nothing of this move is still in transit, except the rest of
+                // the same scan's squares (one field update each). Those can only
+                // matter when another legal move touches a superset of this one's
+                // squares (the rook of a castling reported before its king): then,
+                // and only then, the picture must settle first.
+                let complete_after_press = self.press.as_ref().is_some_and(|p| {
+                    p.t <= self.last_change_t
+                        && self
+                            .game
+                            .as_ref()
+                            .is_some_and(|g| !may_grow(g.verified(), g.pending[0].mv))
+                });
                 let p = self.press.as_mut().expect("checked");
                 p.matched = true;
-                let settle = if p.on_still_move {
+                let settle = if p.on_still_move || complete_after_press {
                     0
                 } else {
                     self.config.press_settle_ms

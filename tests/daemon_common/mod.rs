@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod journal_seed;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

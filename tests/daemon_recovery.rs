@@ -1,0 +1,136 @@
+//! Recovery of what a crashed run journaled but never published: the daemon
+//! journals a chunk (to the OS) before it logs and publishes the events the
+//! chunk caused, so a crash in between leaves a verified move in the capture
+//! only. The restarted daemon derives it again from the capture and must
+//! publish it then, once, and never again on a later restart.
+
+mod daemon_common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use daemon_common::journal_seed::{derive, seed_port};
+use daemon_common::*;
+use eboard_bridge::events::{GameEvent, TrackerEvent};
+use eboard_bridge::hub::Hub;
+use eboard_bridge::journal::Journal;
+use eboard_bridge::sim::{dgt_capture, SimOptions};
+use tokio::sync::oneshot;
+
+/// Starts the daemon on a hub the caller subscribed to first, so nothing it
+/// publishes while recovering is missed.
+fn start_on(hub: Arc<Hub>, config: eboard_bridge::config::Config) -> Running {
+    let (stop, stop_rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(eboard_bridge::daemon::run(
+        config,
+        hub.clone(),
+        async {
+            let _ = stop_rx.await;
+        },
+        || {},
+    ));
+    Running { hub, stop, task }
+}
+
+/// (ply, uci) of every verified move in board 1's event log.
+fn logged_verified(data: &std::path::Path) -> Vec<(u64, String)> {
+    let text = std::fs::read_to_string(data.join("journal/events/board-1.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "move" && v["verified"] == true)
+        .map(|v| {
+            (
+                v["ply"].as_u64().unwrap(),
+                v["uci"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_journaled_but_not_published_before_a_crash_is_published_once_on_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (game, want) = short_games("games/gnuchess-book-1.02-shared.pgn", 16..=24, 1).remove(0);
+    // The board stays unplugged after the crash: only the journal speaks.
+    let port = dir.path().join("dgt-unplugged");
+    let chunks = dgt_capture(
+        &game,
+        &SimOptions {
+            seed: 5,
+            ..SimOptions::default()
+        },
+    );
+    let derived = derive(1, &chunks);
+    let verified: Vec<(u64, String)> = derived
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
+                Some((u64::from(m.ply), m.uci.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        verified.iter().map(|(_, u)| u.clone()).collect::<Vec<_>>(),
+        want,
+        "the simulated capture holds the whole game"
+    );
+    // The crash: every chunk journaled, but the events from the last verified
+    // move on were never logged (nor published).
+    let cut = derived
+        .iter()
+        .rposition(|e| matches!(&e.event, TrackerEvent::Game(GameEvent::Move(m)) if m.verified))
+        .unwrap();
+    {
+        let mut journal = Journal::open(&data).unwrap();
+        seed_port(&mut journal, &port, 1, &chunks, &derived[..cut]);
+        journal.sync().unwrap();
+    }
+    assert_eq!(logged_verified(&data), verified[..verified.len() - 1]);
+    // Run names are start times in ms: the restart must be a later run.
+    std::thread::sleep(Duration::from_millis(5));
+
+    let hub = Arc::new(Hub::new());
+    let mut public = hub.subscribe_public();
+    let d = start_on(hub.clone(), config(&data, vec![single(&port, 1)]));
+    wait_for("the rebuilt game", Duration::from_secs(20), || {
+        ucis(&hub, 1) == want
+    })
+    .await;
+    let mut published = Vec::new();
+    wait_for(
+        "the withheld move published",
+        Duration::from_secs(5),
+        || {
+            drain_verified(&mut public, &mut published);
+            !published.is_empty()
+        },
+    )
+    .await;
+    d.shutdown().await;
+    drain_verified(&mut public, &mut published);
+    let last = verified.last().unwrap();
+    assert_eq!(
+        published,
+        vec![(1, last.0 as u32, last.1.clone())],
+        "exactly the move the crash withheld is published, nothing already public again"
+    );
+    assert_eq!(logged_verified(&data), verified, "each ply logged once");
+
+    // A further restart publishes nothing: the move is in the log now.
+    std::thread::sleep(Duration::from_millis(5));
+    let hub = Arc::new(Hub::new());
+    let mut public = hub.subscribe_public();
+    let d = start_on(hub.clone(), config(&data, vec![single(&port, 1)]));
+    wait_for("the rebuilt game", Duration::from_secs(20), || {
+        ucis(&hub, 1) == want
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    d.shutdown().await;
+    let mut again = Vec::new();
+    drain_verified(&mut public, &mut again);
+    assert!(again.is_empty(), "published twice: {again:?}");
+    assert_eq!(logged_verified(&data), verified, "each ply logged once");
+}
