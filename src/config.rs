@@ -63,7 +63,8 @@ bus_poll_ms = 300
 # [tournament]
 # name = "Hometown Open 2026"
 # site = "Hometown"
-# time_control = "5400+30"       # PGN TimeControl notation
+# time_control = "5400+30"       # PGN TimeControl notation (e.g. "40/5400+30:1800+30", "180+2")
+# regime = "supervised"          # or "unsupervised": rapid/blitz without adequate supervision (A.4/B.4)
 # rounds = 9
 # current_round = 3              # default 1
 # delay_secs = 900               # public feeds lag this much (0..=3600); arbiters are live
@@ -271,6 +272,22 @@ impl Config {
         Ok(config)
     }
 
+    /// The tracker settings for every board: the defaults, with the event's time
+    /// control and regime (the category and penalties the Laws alerts quote).
+    /// The time control was checked by [`Config::validate`]; one that does not
+    /// parse is left out rather than guessed.
+    pub fn tracker_config(&self) -> crate::tracker::TrackerConfig {
+        crate::tracker::TrackerConfig {
+            time_control: self
+                .tournament
+                .time_control
+                .as_deref()
+                .and_then(|tc| tc.parse().ok()),
+            regime: self.tournament.regime,
+            ..crate::tracker::TrackerConfig::default()
+        }
+    }
+
     /// Applies the `EBOARD_BRIDGE_*` variables found by `get` (normally
     /// `std::env::var`), then checks the result again.
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
@@ -324,6 +341,11 @@ impl Config {
                          spaces (or leave it out and one is generated)"
                     ),
                 );
+            }
+        }
+        if let Some(tc) = &self.tournament.time_control {
+            if let Err(e) = tc.parse::<crate::timecontrol::TimeControl>() {
+                return invalid("tournament.time_control".into(), e.to_string());
             }
         }
         if self.storage.data_dir.as_os_str().is_empty() {
@@ -494,6 +516,35 @@ mod tests {
     #[test]
     fn printed_defaults_parse_back_to_the_defaults() {
         assert_eq!(parse(DEFAULT_CONFIG_TOML).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn time_control_and_regime_reach_the_tracker_config() {
+        use crate::timecontrol::{Category, Regime};
+        let c =
+            parse("[tournament]\ntime_control = \"180+2\"\nregime = \"unsupervised\"\n").unwrap();
+        let t = c.tracker_config();
+        assert_eq!(t.regime, Regime::Unsupervised);
+        let tc = t.time_control.expect("time control configured");
+        assert_eq!(tc.category(), Some(Category::Blitz));
+        // Nothing configured: standard rules, no time control.
+        let t = Config::default().tracker_config();
+        assert_eq!((t.regime, t.time_control), (Regime::Supervised, None));
+    }
+
+    #[test]
+    fn a_bad_time_control_or_regime_is_refused_at_load() {
+        let e = parse("[tournament]\ntime_control = \"ninety minutes\"\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("tournament.time_control"), "{msg}");
+        assert!(msg.contains("40/5400+30:1800+30"), "{msg}");
+        let e = parse("[tournament]\nregime = \"strict\"\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("regime"), "{msg}");
+        assert!(
+            msg.contains("supervised") && msg.contains("unsupervised"),
+            "{msg}"
+        );
     }
 
     #[test]
