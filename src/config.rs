@@ -59,6 +59,12 @@ silence_timeout_ms = 6000
 # Bus mode: poll every board for changes this often, ms.
 bus_poll_ms = 300
 
+# Arbiter alerts (docs/alerts.md).
+[alerts]
+# Pieces off their squares with no move under way are reported after this long, ms
+# (1000..=10000). A hand holding the mover's piece (a move under way) gets 10 s, or this if longer.
+displaced_alert_ms = 6000
+
 # The event, for the feeds (PGN tags, LiveChess-Cloud JSON); see docs/feeds.md.
 # [tournament]
 # name = "Hometown Open 2026"
@@ -122,6 +128,7 @@ pub struct Config {
     pub storage: StorageConfig,
     pub discovery: DiscoveryConfig,
     pub device: DeviceConfig,
+    pub alerts: AlertsConfig,
     #[serde(rename = "board")]
     pub boards: Vec<BoardConfig>,
     pub tournament: crate::publish::TournamentConfig,
@@ -198,6 +205,22 @@ impl Default for DeviceConfig {
             probe_ms: 2_000,
             silence_timeout_ms: 6_000,
             bus_poll_ms: 300,
+        }
+    }
+}
+
+/// `[alerts]`: the arbiter alerts' timing.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlertsConfig {
+    /// See [`crate::tracker::TrackerConfig::displaced_alert_ms`].
+    pub displaced_alert_ms: u64,
+}
+
+impl Default for AlertsConfig {
+    fn default() -> Self {
+        AlertsConfig {
+            displaced_alert_ms: crate::tracker::TrackerConfig::default().displaced_alert_ms,
         }
     }
 }
@@ -284,6 +307,7 @@ impl Config {
                 .as_deref()
                 .and_then(|tc| tc.parse().ok()),
             regime: self.tournament.regime,
+            displaced_alert_ms: self.alerts.displaced_alert_ms,
             ..crate::tracker::TrackerConfig::default()
         }
     }
@@ -342,6 +366,16 @@ impl Config {
                     ),
                 );
             }
+        }
+        let displaced = self.alerts.displaced_alert_ms;
+        if !(1_000..=10_000).contains(&displaced) {
+            return invalid(
+                "alerts.displaced_alert_ms".into(),
+                format!(
+                    "{displaced} is out of range; write 1000..=10000 (milliseconds): shorter \
+                     reports a piece knocked and put back, longer leaves the arbiter blind"
+                ),
+            );
         }
         if let Some(tc) = &self.tournament.time_control {
             if let Err(e) = tc.parse::<crate::timecontrol::TimeControl>() {
@@ -530,6 +564,11 @@ mod tests {
         // Nothing configured: standard rules, no time control.
         let t = Config::default().tracker_config();
         assert_eq!((t.regime, t.time_control), (Regime::Supervised, None));
+        assert_eq!(t.displaced_alert_ms, 6_000);
+        let c = parse("[alerts]\ndisplaced_alert_ms = 7000\n").unwrap();
+        assert_eq!(c.tracker_config().displaced_alert_ms, 7_000);
+        let e = parse("[alerts]\ndisplaced_alert_ms = 30000\n").unwrap_err();
+        assert!(e.to_string().contains("alerts.displaced_alert_ms"), "{e}");
     }
 
     #[test]

@@ -505,9 +505,10 @@ fn l7_4_displaced_alert_ms_is_configurable() {
         None,
     );
     sc.play("e2e4", W);
-    sc.lift("a8");
+    // White's pawn pushed on to e5 by accident while Black thinks.
+    sc.lift("e4");
     let t_wrong = sc.t;
-    sc.place("a6", 'r');
+    sc.place("e5", 'P');
     sc.wait(3_500);
     one_alert(&sc, "displaced_pieces", t_wrong + 2_000, 1_000);
 }

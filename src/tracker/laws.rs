@@ -283,8 +283,9 @@ pub fn displaced_alert(tip: &Board, board: Option<&Board>, shown: Bitboard) -> T
 }
 
 /// Whether the picture is the position with some of the mover's pieces lifted (and
-/// at most one enemy piece taken off for a capture): a move under way, a hand
-/// holding a piece, rather than pieces displaced. `board` is `None` on
+/// at most one enemy piece taken off for a capture), or with only the piece a
+/// legal capture takes already off (the captured piece removed first): a move under
+/// way, a hand holding a piece, rather than pieces displaced. `board` is `None` on
 /// occupancy-only boards, where `shown` (the occupied squares) is all there is.
 pub fn move_under_way(tip: &Chess, board: Option<&Board>, shown: Bitboard) -> bool {
     let diff = match board {
@@ -297,8 +298,23 @@ pub fn move_under_way(tip: &Chess, board: Option<&Board>, shown: Bitboard) -> bo
         return false;
     }
     let ours = (diff & tip.board().by_color(mover)).count();
-    let theirs = (diff & tip.board().by_color(!mover)).count();
-    ours >= 1 && theirs <= 1
+    let theirs = diff & tip.board().by_color(!mover);
+    match (ours, theirs.count()) {
+        (1.., 0 | 1) => true,
+        (0, 1) => tip
+            .legal_moves()
+            .iter()
+            .any(|m| m.is_capture() && theirs.contains(captured_square(m))),
+        _ => false,
+    }
+}
+
+/// The square of the piece `m` captures (the passed pawn's for en passant).
+fn captured_square(m: &shakmaty::Move) -> Square {
+    match *m {
+        shakmaty::Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()),
+        _ => m.to(),
+    }
 }
 
 /// Article 7.5.4 as an info: the two pieces of one move were lifted in the same
@@ -465,7 +481,15 @@ mod tests {
         assert!(under_way("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKB1R"));
         // A piece put down where it does not belong is not a hand holding one.
         assert!(!under_way("rnbqkbnr/pppppppp/8/8/4N3/8/PPPPPPPP/RNBQKB1R"));
-        // The opponent's piece lifted alone is not the mover's move.
+        // The opponent's piece lifted alone is not the mover's move...
         assert!(!under_way("rnbqkbnr/ppppppp1/8/8/8/8/PPPPPPPP/RNBQKBNR"));
+        // ...unless a legal capture takes it (the captured piece removed first).
+        let pos: Chess = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+            .parse::<shakmaty::fen::Fen>()
+            .expect("FEN")
+            .into_position(shakmaty::CastlingMode::Standard)
+            .expect("legal");
+        let b = board("rnbqkbnr/ppp1pppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR");
+        assert!(move_under_way(&pos, Some(&b), b.occupied()));
     }
 }

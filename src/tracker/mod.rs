@@ -68,7 +68,7 @@ pub struct TrackerConfig {
     pub unpressed_hold_ms: Millis,
     /// A picture no legal play explains is reported as displaced pieces (7.4, 7.6)
     /// after this long while no move is under way; a hand holding the mover's piece
-    /// (a move under way) gets twice as long.
+    /// (a move under way) gets 10 s, or this if longer.
     pub displaced_alert_ms: Millis,
     /// Most plies searched for between two pictures (bursts, §4.9).
     pub max_burst_plies: usize,
@@ -93,10 +93,13 @@ impl Default for TrackerConfig {
             press_settle_ms: 400,
             unpressed_hold_ms: 8_000,
             burst_hold_ms: 500,
-            // A piece knocked over is put back within a couple of seconds; one left
-            // wrong for 5 s was not noticed. A hand hovering with a piece (players
-            // do, for several seconds) is a move under way and gets 10 s.
-            displaced_alert_ms: 5_000,
+            // A piece knocked over is put back within a few seconds (the hand
+            // model: under 4 s); one left wrong for 6 s was not noticed. Longer
+            // than the 5 s a replay ticks past a capture's end, so a sensor glitch
+            // in the last scan (never followed by the scan that clears it) is not
+            // reported. A hand holding a piece (players do, for several seconds)
+            // is a move under way and gets 10 s.
+            displaced_alert_ms: 6_000,
             max_burst_plies: 4,
             time_control: None,
             regime: Regime::default(),
@@ -263,6 +266,8 @@ pub struct Tracker {
     /// claim was reported for the current run of moves without pawn move or capture.
     claims_noted: Vec<Chess>,
     fifty_noted: bool,
+    /// The unexplained episode (by its `unexplained_since`) seen as a move under way.
+    under_way_episode: Option<Millis>,
     /// Squares emptied in the latest board scan, and when that scan began.
     scan_lifts: (shakmaty::Bitboard, Millis),
     /// Squares that left the board together with another in one scan since the
@@ -270,6 +275,10 @@ pub struct Tracker {
     same_scan_lifts: shakmaty::Bitboard,
 }
 
+/// A move under way (the mover's piece in the hand) is reported as displaced
+/// pieces only after this long, or `displaced_alert_ms` if longer: players hover
+/// with a piece for several seconds while they think.
+const HOVER_ALERT_MS: Millis = 10_000;
 /// Two squares emptied this close together were reported in one board scan.
 const SAME_SCAN_MS: Millis = 50;
 /// A press this soon after the previous one is a double press (a bounce, or both
@@ -318,6 +327,7 @@ impl Tracker {
             last_press_t: None,
             claims_noted: Vec::new(),
             fifty_noted: false,
+            under_way_episode: None,
             scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
         }
@@ -1590,9 +1600,14 @@ impl Tracker {
                         .unwrap_or_default();
                     // A hand holding the mover's piece (and perhaps the piece it
                     // captures) is a move under way: players think that way for a
-                    // while, so it gets twice the threshold.
-                    let threshold = if laws::move_under_way(game.tip(), board.as_ref(), shown) {
-                        self.config.displaced_alert_ms.saturating_mul(2)
+                    // while, so it gets `HOVER_ALERT_MS`. Once seen, for the
+                    // whole episode: a one-scan misread or flicker elsewhere while
+                    // the hand hovers does not make the pieces displaced.
+                    if laws::move_under_way(game.tip(), board.as_ref(), shown) {
+                        self.under_way_episode = Some(since);
+                    }
+                    let threshold = if self.under_way_episode == Some(since) {
+                        self.config.displaced_alert_ms.max(HOVER_ALERT_MS)
                     } else {
                         self.config.displaced_alert_ms
                     };
@@ -1628,27 +1643,30 @@ impl Tracker {
             return None;
         }
         let tip = game.tip().clone();
-        let mut alert = illegal_alert(&tip, board);
-        let TrackerEvent::Alert(a) = &mut alert else {
-            return Some(alert);
-        };
-        if a.kind != laws::ILLEGAL_MOVE {
-            // A move made but not finished (4.7): the arbiter looks, nothing counted.
+        if let Some(alert) = board.and_then(|b| irregular_alert(&tip, b)) {
             return Some(alert);
         }
-        let count = self.count_illegal(tip.turn());
+        let mover = tip.turn();
+        let count = self.count_illegal(mover);
         let tc = self.config.time_control.as_ref();
         Some(match board {
             Some(b) => laws::illegal_move_alert(&tip, b, count, tc, self.config.regime),
-            None => {
-                a.message = format!(
-                    "{} This is {}'s completed illegal move number {count} in this game.",
-                    a.message,
-                    laws::color_name(tip.turn())
-                );
-                a.penalty = Some(laws::penalty(tc, self.config.regime, count));
-                alert
-            }
+            // Occupancy only: which piece went where cannot be told.
+            None => TrackerEvent::Alert(Alert {
+                id: 0,
+                kind: laws::ILLEGAL_MOVE.into(),
+                article: "7.5.1".into(),
+                severity: Severity::Error,
+                squares: Vec::new(),
+                message: format!(
+                    "The clock was pressed but the board shows no legal move: check the board. \
+                     If {} made an illegal move, it is the completed illegal move number {count} \
+                     by {} in this game.",
+                    laws::color_name(mover),
+                    laws::color_name(mover)
+                ),
+                penalty: Some(laws::penalty(tc, self.config.regime, count)),
+            }),
         })
     }
 
@@ -1862,19 +1880,12 @@ fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> Trac
     })
 }
 
-fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
-    let Some(board) = board else {
-        return TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: "illegal_move".into(),
-            article: "7.5.1".into(),
-            severity: Severity::Error,
-            squares: Vec::new(),
-            message: "The clock was pressed but the board shows no legal move: check the board."
-                .into(),
-        });
-    };
+/// A press after what is one square from a legal move (a captured piece left on
+/// the board, a piece not released on its square: 4.7): the move was made but not
+/// finished, which the arbiter looks at without counting it as an illegal move.
+/// `None` when the picture is not that close to a legal move, or shows a pawn of
+/// the mover on its last rank (7.5.2 then applies).
+fn irregular_alert(tip: &Chess, board: &Board) -> Option<TrackerEvent> {
     let mover = tip.turn();
     let last_rank = match mover {
         Color::White => shakmaty::Rank::Eighth,
@@ -1882,10 +1893,11 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
     };
     let pawn_on_last =
         (board.pawns() & board.by_color(mover) & shakmaty::Bitboard::from_rank(last_rank)).any();
+    if pawn_on_last {
+        return None;
+    }
     let to_tip = search::diff(tip.board(), board);
-    // The nearest legal move: when the picture is one square from it, the
-    // move was made but not finished (a captured piece left on the board, 4.7).
-    let nearest = tip
+    let (d, m) = tip
         .legal_moves()
         .into_iter()
         .map(|m| {
@@ -1893,41 +1905,22 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
             p.play_unchecked(m);
             (search::diff(p.board(), board), m)
         })
-        .min_by_key(|(d, _)| d.count());
-    if let Some((d, m)) = nearest {
-        if d.count() == 1 && d.count() < to_tip.count() && !pawn_on_last {
-            let san = SanPlus::from_move(tip.clone(), m).to_string();
-            let squares: Vec<Square> = d.into_iter().collect();
-            return TrackerEvent::Alert(Alert {
-                id: 0,
-                penalty: None,
-                kind: "irregular_position".into(),
-                article: "7.5.1".into(),
-                severity: Severity::Error,
-                squares: Alert::square_names(squares.iter().copied()),
-                message: format!(
-                    "The clock was pressed after what looks like {san}, but {} does not match it: the move is not complete.",
-                    names(&squares)
-                ),
-            });
-        }
+        .min_by_key(|(d, _)| d.count())?;
+    if d.count() != 1 || d.count() >= to_tip.count() {
+        return None;
     }
-    let squares: Vec<Square> = to_tip.into_iter().collect();
-    let (article, what) = if pawn_on_last {
-        ("7.5.2", "a pawn left on its last rank")
-    } else {
-        ("7.5.1", "a move that is not legal")
-    };
-    TrackerEvent::Alert(Alert {
+    let san = SanPlus::from_move(tip.clone(), m).to_string();
+    let squares: Vec<Square> = d.into_iter().collect();
+    Some(TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: "illegal_move".into(),
-        article: article.into(),
+        kind: laws::IRREGULAR_POSITION.into(),
+        article: "7.5.1".into(),
         severity: Severity::Error,
         squares: Alert::square_names(squares.iter().copied()),
         message: format!(
-            "The clock was pressed after {what} (squares {}): restore the position before it.",
+            "The clock was pressed after what looks like {san}, but {} does not match it: the move is not complete.",
             names(&squares)
         ),
-    })
+    }))
 }
