@@ -380,7 +380,8 @@ fn italian() -> Script {
 fn l7_5_4_king_and_rook_lifted_in_one_scan() {
     let mut sc = italian();
     sc.scan(&[("e1", None), ("h1", None)]);
-    sc.place("g1", 'K').place("f1", 'R').wait(300).press(W);
+    sc.scan(&[("g1", Some('K')), ("f1", Some('R'))]);
+    sc.wait(300).press(W);
     assert_eq!(sc.sans(), s(&["O-O"]));
     let a = raised(&sc, "two_hands_suspected");
     assert_eq!(a.len(), 1, "{:?}", sc.alerts());
@@ -407,6 +408,17 @@ fn l7_5_4_capturer_and_captured_lifted_in_one_scan() {
 
 #[test]
 fn l7_5_4_one_hand_orders_are_quiet() {
+    // Both castling pieces lifted in one scan, put down one after the other at
+    // a hand's pace.
+    let mut sc = italian();
+    sc.scan(&[("e1", None), ("h1", None)]);
+    sc.wait(300)
+        .place("g1", 'K')
+        .place("f1", 'R')
+        .wait(300)
+        .press(W);
+    assert_eq!(sc.sans(), s(&["O-O"]));
+    assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
     // Both castling pieces in the air, lifted one after the other.
     let mut sc = italian();
     sc.lift("e1").lift("h1").place("g1", 'K').place("f1", 'R');
@@ -625,4 +637,137 @@ fn normal_games_raise_and_resolve_nothing() {
             }
         }
     }
+}
+
+// ----- A.4.2 the illegal move stands (rapid/blitz without adequate supervision) ------
+
+#[test]
+fn la_4_2_unsupervised_blitz_illegal_move_answered_stands() {
+    let mut sc = game(config("180+2", Regime::Unsupervised), Some(ROOK_BLOCKED));
+    let t_press = illegal_rook_move(&mut sc);
+    let illegal = one_alert(&sc, "illegal_move", t_press, 1_000).clone();
+    assert!(illegal
+        .penalty
+        .as_deref()
+        .expect("penalty")
+        .contains("A.4.2"));
+    // Black does not claim: he answers from the position on the board.
+    sc.lift("e8").place("d7", 'k');
+    let t_reply = sc.t;
+    sc.wait(300).press(B);
+    let stands = one_alert(&sc, "illegal_move_stands", t_reply, 0).clone();
+    assert_eq!(
+        (stands.article.as_str(), stands.severity),
+        ("A.4.2", Severity::Warning)
+    );
+    assert_eq!(stands.squares, s(&["f1", "f3"]));
+    assert!(stands
+        .message
+        .contains("Black answered White's illegal move"));
+    assert!(stands
+        .message
+        .contains("White's rook on f1 was moved to f3"));
+    assert!(stands.message.contains("Kd7"));
+    let r = resolved(&sc);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].1.id, illegal.id);
+    assert!(r[0].1.reason.contains("the illegal move stands (A.4.2)"));
+    // The record restarts from the position the illegal move left.
+    let starts = sc.game_starts();
+    assert_eq!(starts.len(), 1);
+    assert!(matches!(
+        starts[0],
+        eboard_bridge::events::GameEvent::GameStart { fen, .. }
+            if fen == "4k3/8/8/8/8/5R2/5P2/4K3 b - - 0 1"
+    ));
+    // The game goes on from there.
+    sc.play("e1e2", W).play("d7c6", B);
+    assert_eq!(sc.sans(), s(&["Kd7", "Ke2", "Kc6"]));
+    assert!(sc.retractions().is_empty());
+}
+
+#[test]
+fn la_4_2_supervised_or_standard_keeps_waiting_for_the_correction() {
+    for (tc, regime) in [
+        ("180+2", Regime::Supervised),
+        ("5400+30", Regime::Unsupervised),
+    ] {
+        let mut sc = game(config(tc, regime), Some(ROOK_BLOCKED));
+        illegal_rook_move(&mut sc);
+        sc.lift("e8")
+            .place("d7", 'k')
+            .wait(300)
+            .press(B)
+            .wait(2_000);
+        assert!(
+            raised(&sc, "illegal_move_stands").is_empty(),
+            "{tc} {regime:?}"
+        );
+        assert!(sc.game_starts().is_empty());
+        assert!(sc.sans().is_empty());
+        assert!(resolved(&sc).is_empty(), "the illegal move is still open");
+        // The arbiter restores the position before the illegal move.
+        sc.lift("d7").place("e8", 'k').lift("f3").place("f1", 'R');
+        assert_eq!(resolved(&sc).len(), 1);
+        sc.arbiter_runs_clock_for(W).wait(500);
+        sc.play("e1e2", W);
+        assert_eq!(sc.sans(), s(&["Ke2"]));
+    }
+}
+
+#[test]
+fn la_4_2_the_record_splits_into_two_valid_games() {
+    use eboard_bridge::events::GameEvent;
+    use eboard_bridge::pgn::{GameInfo, GameRecorder};
+    let mut sc = Script::empty(config("900+10", Regime::Unsupervised));
+    sc.setup(START);
+    sc.start_clock();
+    sc.play("e2e4", W).play("e7e5", B);
+    // White's knight jumps g1-g3 (not a knight move); Black replies Nc6.
+    sc.lift("g1")
+        .place("g3", 'N')
+        .wait(300)
+        .press_only(W)
+        .wait(2_000);
+    sc.lift("b8").place("c6", 'n').wait(300).press(B);
+    sc.play("f1c4", W);
+    let mut recorder = GameRecorder::new(GameInfo::default());
+    for (_, e) in &sc.events {
+        if let TrackerEvent::Game(g) = e {
+            recorder.push(g).expect("the recorder takes every event");
+        }
+    }
+    let current = recorder
+        .current()
+        .expect("the game from the stood position")
+        .clone();
+    let games = recorder.finish();
+    assert_eq!(
+        games.len(),
+        2,
+        "the moves before, and the game from the position"
+    );
+    for g in &games {
+        g.check_moves().expect("each part is a valid game");
+    }
+    let before = games[0].to_pgn();
+    assert!(
+        before.contains("1. e4 ") && before.contains(" e5") && !before.contains("Ng3"),
+        "{before}"
+    );
+    let after = current.to_pgn();
+    assert!(
+        after.contains("[FEN \"rnbqkbnr/pppp1ppp/8/4p3/4P3/6N1/PPPP1PPP/RNBQKB1R b KQkq - 0 2\"]"),
+        "{after}"
+    );
+    assert!(
+        after.contains("2... Nc6 ") && after.contains("3. Bc4"),
+        "{after}"
+    );
+    let starts: Vec<_> = sc
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, TrackerEvent::Game(GameEvent::GameStart { .. })))
+        .collect();
+    assert_eq!(starts.len(), 2);
 }

@@ -23,6 +23,7 @@ pub const ROTATED_90: &str = "board_rotated_90";
 pub const WRONG_START: &str = "wrong_initial_position";
 pub const DRAW_CLAIM: &str = "draw_claim_available";
 pub const TWO_HANDS: &str = "two_hands_suspected";
+pub const ILLEGAL_MOVE_STANDS: &str = "illegal_move_stands";
 
 /// Whether the tracker follows an alert of this kind until its condition is gone.
 pub fn resolvable(kind: &str) -> bool {
@@ -318,7 +319,7 @@ fn captured_square(m: &shakmaty::Move) -> Square {
 }
 
 /// Article 7.5.4 as an info: the two pieces of one move were lifted in the same
-/// board scan, which one hand hardly does.
+/// board scan and the move was complete right after, which one hand hardly does.
 pub fn two_hands_alert(mover: Color, a: Square, b: Square, castling: bool) -> TrackerEvent {
     let what = if castling {
         "the king and the rook of the castling"
@@ -332,8 +333,9 @@ pub fn two_hands_alert(mover: Color, a: Square, b: Square, castling: bool) -> Tr
         severity: Severity::Info,
         squares: Alert::square_names([a, b]),
         message: format!(
-            "{what} ({a}, {b}) left the board in the same scan while {} moved: two hands may \
-             have been used. The sensors cannot see hands; relevant only if the opponent claims.",
+            "{what} ({a}, {b}) left the board in the same scan and the move was complete right \
+             after, while {} moved: two hands may have been used. The sensors cannot see hands; \
+             relevant only if the opponent claims.",
             color_name(mover)
         ),
         penalty: None,

@@ -36,7 +36,7 @@ use crate::events::{
     TrackerEvent,
 };
 
-use crate::timecontrol::{Regime, TimeControl};
+use crate::timecontrol::{Category, Regime, TimeControl};
 
 pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
 
@@ -169,6 +169,8 @@ struct StartCandidate {
 #[derive(Clone, Debug)]
 struct Game {
     mode: CastlingMode,
+    /// The start's Chess960 number, as announced in `GameStart`.
+    chess960: Option<u32>,
     /// `history[0]` is the start, `history[i]` the position after verified ply `i`.
     history: Vec<Chess>,
     pending: Vec<Step>,
@@ -266,13 +268,18 @@ pub struct Tracker {
     /// claim was reported for the current run of moves without pawn move or capture.
     claims_noted: Vec<Chess>,
     fifty_noted: bool,
+    /// Under A.4.2 (rapid/blitz without adequate supervision): the board an
+    /// uncorrected illegal move left, and its mover. If the opponent moves on from
+    /// it, the illegal move stands.
+    illegal_stand: Option<(Board, Color)>,
     /// The unexplained episode (by its `unexplained_since`) seen as a move under way.
     under_way_episode: Option<Millis>,
     /// Squares emptied in the latest board scan, and when that scan began.
     scan_lifts: (shakmaty::Bitboard, Millis),
     /// Squares that left the board together with another in one scan since the
-    /// last explained picture (7.5.4).
+    /// last explained picture (7.5.4), and when the latest such scan came.
     same_scan_lifts: shakmaty::Bitboard,
+    same_scan_lifts_t: Millis,
 }
 
 /// A move under way (the mover's piece in the hand) is reported as displaced
@@ -281,6 +288,10 @@ pub struct Tracker {
 const HOVER_ALERT_MS: Millis = 10_000;
 /// Two squares emptied this close together were reported in one board scan.
 const SAME_SCAN_MS: Millis = 50;
+/// Two hands move both pieces in one motion: lifted in one scan and the move
+/// complete this soon after. One hand that grabs both quickly still needs time
+/// to put them down one after the other.
+const TWO_HANDS_MOVE_MS: Millis = 400;
 /// A press this soon after the previous one is a double press (a bounce, or both
 /// players' hands on the clock), never a press without a move.
 const DOUBLE_PRESS_MS: Millis = 500;
@@ -327,9 +338,11 @@ impl Tracker {
             last_press_t: None,
             claims_noted: Vec::new(),
             fifty_noted: false,
+            illegal_stand: None,
             under_way_episode: None,
             scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
+            same_scan_lifts_t: 0,
         }
     }
 
@@ -635,6 +648,7 @@ impl Tracker {
         self.scan_lifts.0 = (self.scan_lifts.0 | emptied) & !now;
         if self.scan_lifts.0.count() >= 2 {
             self.same_scan_lifts |= self.scan_lifts.0;
+            self.same_scan_lifts_t = t;
         }
     }
 
@@ -733,9 +747,11 @@ impl Tracker {
         self.orientation = cand.orientation;
         self.game = Some(Game {
             mode: cand.mode,
+            chess960: cand.chess960,
             history: vec![cand.pos],
             pending: Vec::new(),
         });
+        self.illegal_stand = None;
         self.phase = Phase::Playing;
         self.resolution = Resolution::Explained;
         self.unexplained_since = None;
@@ -853,6 +869,9 @@ impl Tracker {
                 return;
             }
             if self.try_reorient(raw, out) {
+                return;
+            }
+            if self.try_illegal_stands(t, raw, b, out) {
                 return;
             }
         }
@@ -1108,7 +1127,12 @@ impl Tracker {
 
     /// Keeps the line's first `j` moves and appends `moves`.
     fn extend_line(&mut self, j: usize, moves: Vec<Move>) {
-        let lifted = self.same_scan_lifts;
+        let lifted =
+            if self.last_change_t.saturating_sub(self.same_scan_lifts_t) <= TWO_HANDS_MOVE_MS {
+                self.same_scan_lifts
+            } else {
+                shakmaty::Bitboard::EMPTY
+            };
         let game = self.game.as_mut().expect("playing");
         let replaced_first = game.pending.get(j).map(|s| s.mv);
         game.pending.truncate(j);
@@ -1140,7 +1164,8 @@ impl Tracker {
             {
                 notes.push(rook_promotion_alert(to));
             }
-            // 7.5.4: both pieces of a castling or a capture left in one scan.
+            // 7.5.4: both pieces of a castling or a capture left in one scan, and
+            // the move was complete right after.
             let pair = match mv {
                 Move::Castle { king, rook } => Some((king, rook, true)),
                 Move::EnPassant { from, to } => {
@@ -1349,6 +1374,122 @@ impl Tracker {
         if let Some(g) = self.game.as_mut() {
             g.pending.clear();
         }
+    }
+
+    /// A.4.2 (rapid/blitz without adequate supervision): an illegal move that nobody
+    /// claimed before the opponent moved on stands. When `board` is one legal move
+    /// of the opponent from the position the illegal move left, the game is
+    /// followed from that position: the moves before it are verified, the public
+    /// record restarts from the position's FEN (a new `GameStart`: a PGN cannot hold
+    /// an illegal move, a game from a set-up position can), the arbiter is told,
+    /// and the picture is read again from there.
+    fn try_illegal_stands(
+        &mut self,
+        t: Millis,
+        raw: &Picture,
+        board: &Board,
+        out: &mut Vec<TrackerEvent>,
+    ) -> bool {
+        let Some((illegal, mover)) = self.illegal_stand.clone() else {
+            return false;
+        };
+        let open = self
+            .open_alerts
+            .iter()
+            .position(|a| a.game_no == self.game_no && a.kind == laws::ILLEGAL_MOVE);
+        let (Some(open), Some(game)) = (open, self.game.as_ref()) else {
+            // Corrected (or the game moved on otherwise): nothing can stand.
+            self.illegal_stand = None;
+            return false;
+        };
+        let before = game.tip().clone();
+        if before.turn() != mover {
+            self.illegal_stand = None;
+            return false;
+        }
+        // The position the illegal move left, the opponent to move; castling
+        // rights as far as the kings and rooks still stand, no en passant.
+        let mut setup = before.to_setup(EnPassantMode::Legal);
+        setup.board = illegal.clone();
+        setup.turn = !mover;
+        setup.ep_square = None;
+        setup.halfmoves = 0;
+        if mover == Color::Black {
+            setup.fullmoves = setup.fullmoves.saturating_add(1);
+        }
+        // A position with the mover's king left in check cannot be followed:
+        // the arbiter has to step in anyway.
+        let stood = match Chess::from_setup(setup, game.mode) {
+            Ok(p) => p,
+            Err(e) => match e.ignore_invalid_castling_rights() {
+                Ok(p) => p,
+                Err(_) => return false,
+            },
+        };
+        let replies = search::sequences(&stood, Target::Board(board), 1, 6, None);
+        let [reply] = replies.as_slice() else {
+            return false;
+        };
+        let reply_san = SanPlus::from_move(stood.clone(), reply[0]).to_string();
+        // The moves before the illegal one were completed by it (6.2.1).
+        while self.game.as_ref().is_some_and(|g| !g.pending.is_empty()) {
+            self.verify_first(None, out);
+            if self.phase != Phase::Playing {
+                return true;
+            }
+        }
+        let game = self.game.as_mut().expect("playing");
+        let plies = game.ply();
+        let chess960 = game.chess960;
+        game.history = vec![stood.clone()];
+        let what = laws::describe_moves(before.board(), &illegal, mover)
+            .unwrap_or_else(|| "the illegal move".into());
+        let stood_alert = self.open_alerts.remove(open);
+        out.push(TrackerEvent::Resolved(AlertResolved {
+            id: stood_alert.id,
+            kind: stood_alert.kind,
+            reason: format!(
+                "{} moved on ({reply_san}) without a claim: the illegal move stands (A.4.2)",
+                laws::color_name(!mover)
+            ),
+        }));
+        out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            kind: laws::ILLEGAL_MOVE_STANDS.into(),
+            article: "A.4.2".into(),
+            severity: Severity::Warning,
+            squares: Alert::square_names(search::diff(before.board(), &illegal)),
+            message: format!(
+                "{} answered {}'s illegal move ({what}) with {reply_san} without claiming: \
+                 without adequate supervision the illegal move stands (A.4.2) and the game is \
+                 followed from the position on the board. The public record keeps the {plies} \
+                 plies before it and continues as a game from that position (FEN).",
+                laws::color_name(!mover),
+                laws::color_name(mover),
+            ),
+            penalty: None,
+        }));
+        out.push(TrackerEvent::Game(GameEvent::GameStart {
+            fen: Fen::from_position(&stood, EnPassantMode::Legal).to_string(),
+            chess960,
+            rotated: self.orientation.is_rotated_180(),
+        }));
+        self.illegal_stand = None;
+        self.press = None;
+        self.displaced = None;
+        self.takeback = None;
+        self.passed_back = None;
+        self.ambiguous_lines.clear();
+        self.ambiguous_alerted = None;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+        self.claims_noted.clear();
+        self.fifty_noted = false;
+        self.draw_noted = false;
+        self.seen.reset(Target::Board(&illegal));
+        self.resolution = Resolution::Explained;
+        self.play_picture(t, raw, out);
+        true
     }
 
     /// A picture that makes sense only with the board turned: the board was turned
@@ -1650,7 +1791,20 @@ impl Tracker {
         let count = self.count_illegal(mover);
         let tc = self.config.time_control.as_ref();
         Some(match board {
-            Some(b) => laws::illegal_move_alert(&tip, b, count, tc, self.config.regime),
+            Some(b) => {
+                let alert = laws::illegal_move_alert(&tip, b, count, tc, self.config.regime);
+                let rapid_or_blitz = matches!(
+                    tc.and_then(TimeControl::category),
+                    Some(Category::Rapid | Category::Blitz)
+                );
+                let stands_if_answered = self.config.regime == Regime::Unsupervised
+                    && rapid_or_blitz
+                    && matches!(&alert, TrackerEvent::Alert(a) if a.article == "7.5.1");
+                if stands_if_answered {
+                    self.illegal_stand = Some((b.clone(), mover));
+                }
+                alert
+            }
             // Occupancy only: which piece went where cannot be told.
             None => TrackerEvent::Alert(Alert {
                 id: 0,
