@@ -574,10 +574,17 @@ fn l9_3_fifty_move_claim_available() {
 #[test]
 fn l7_2_1_wrong_set_up_resolved_when_the_game_starts() {
     let mut sc = Script::empty(TrackerConfig::default());
+    let t_shown = sc.t;
     sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR");
-    let a = raised(&sc, "wrong_initial_position");
-    assert_eq!(a.len(), 1);
-    let id = a[0].1.id;
+    // Raised while the wrong set-up stands, within its hold plus a second.
+    let hold = sc.tracker.config().start_hold_ms;
+    let a = one_alert(&sc, "wrong_initial_position", t_shown, hold + 1_000).clone();
+    assert_eq!(
+        (a.article.as_str(), a.severity),
+        ("7.2.1", Severity::Warning)
+    );
+    assert_eq!(a.squares, s(&["d1", "e1"]));
+    let id = a.id;
     sc.lift("d1")
         .lift("e1")
         .place("d1", 'Q')
