@@ -778,3 +778,51 @@ fn la_4_2_the_record_splits_into_two_valid_games() {
         .collect();
     assert_eq!(starts.len(), 2);
 }
+
+#[test]
+fn la_4_2_an_illegal_move_leaving_the_own_king_in_check_cannot_stand() {
+    // White's rook e2 is pinned by the rook on e8; moving it exposes White's king.
+    let mut sc = game(
+        config("180+2", Regime::Unsupervised),
+        Some("4r1k1/8/8/8/8/8/4R3/4K3 w - - 0 1"),
+    );
+    sc.lift("e2").place("a2", 'R').wait(300).press_only(W);
+    let t_press = sc.t;
+    sc.wait(2_000);
+    let a = one_alert(&sc, "illegal_move", t_press, 1_000).clone();
+    assert!(a.message.contains("White's rook on e2 was moved to a2"));
+    sc.lift("g8")
+        .place("h8", 'k')
+        .wait(300)
+        .press(B)
+        .wait(2_000);
+    // No legal position to follow: the arbiter has to restore it.
+    assert!(raised(&sc, "illegal_move_stands").is_empty());
+    assert!(sc.game_starts().is_empty());
+    assert!(resolved(&sc).is_empty());
+}
+
+#[test]
+fn l7_5_1_occupancy_board_counts_without_naming_pieces() {
+    let mut sc = Script::occupancy_from_fen(ROOK_BLOCKED);
+    sc.clear();
+    let t_press = illegal_rook_move(&mut sc);
+    let a = one_alert(&sc, "illegal_move", t_press, 1_000).clone();
+    assert_eq!((a.article.as_str(), a.severity), ("7.5.1", Severity::Error));
+    assert!(
+        a.message.contains("illegal move number 1 by White"),
+        "{}",
+        a.message
+    );
+    assert!(a
+        .penalty
+        .as_deref()
+        .expect("penalty")
+        .contains("two minutes"));
+    // Restored: resolved.
+    sc.lift("f3").place("f1", 'R');
+    sc.wait(1_000);
+    let r = resolved(&sc);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].1.id, a.id);
+}
