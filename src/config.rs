@@ -59,11 +59,18 @@ silence_timeout_ms = 6000
 # Bus mode: poll every board for changes this often, ms.
 bus_poll_ms = 300
 
+# Arbiter alerts (docs/alerts.md).
+[alerts]
+# Pieces off their squares with no move under way are reported after this long, ms
+# (1000..=10000). A hand holding the mover's piece (a move under way) gets 10 s, or this if longer.
+displaced_alert_ms = 6000
+
 # The event, for the feeds (PGN tags, LiveChess-Cloud JSON); see docs/feeds.md.
 # [tournament]
 # name = "Hometown Open 2026"
 # site = "Hometown"
-# time_control = "5400+30"       # PGN TimeControl notation
+# time_control = "5400+30"       # PGN TimeControl notation (e.g. "40/5400+30:1800+30", "180+2")
+# regime = "supervised"          # or "unsupervised": rapid/blitz without adequate supervision (A.4/B.4)
 # rounds = 9
 # current_round = 3              # default 1
 # delay_secs = 900               # public feeds lag this much (0..=3600); arbiters are live
@@ -121,6 +128,7 @@ pub struct Config {
     pub storage: StorageConfig,
     pub discovery: DiscoveryConfig,
     pub device: DeviceConfig,
+    pub alerts: AlertsConfig,
     #[serde(rename = "board")]
     pub boards: Vec<BoardConfig>,
     pub tournament: crate::publish::TournamentConfig,
@@ -201,6 +209,22 @@ impl Default for DeviceConfig {
     }
 }
 
+/// `[alerts]`: the arbiter alerts' timing.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlertsConfig {
+    /// See [`crate::tracker::TrackerConfig::displaced_alert_ms`].
+    pub displaced_alert_ms: u64,
+}
+
+impl Default for AlertsConfig {
+    fn default() -> Self {
+        AlertsConfig {
+            displaced_alert_ms: crate::tracker::TrackerConfig::default().displaced_alert_ms,
+        }
+    }
+}
+
 /// How a port is spoken to.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Protocol {
@@ -271,6 +295,23 @@ impl Config {
         Ok(config)
     }
 
+    /// The tracker settings for every board: the defaults, with the event's time
+    /// control and regime (the category and penalties the Laws alerts quote).
+    /// The time control was checked by [`Config::validate`]; one that does not
+    /// parse is left out rather than guessed.
+    pub fn tracker_config(&self) -> crate::tracker::TrackerConfig {
+        crate::tracker::TrackerConfig {
+            time_control: self
+                .tournament
+                .time_control
+                .as_deref()
+                .and_then(|tc| tc.parse().ok()),
+            regime: self.tournament.regime,
+            displaced_alert_ms: self.alerts.displaced_alert_ms,
+            ..crate::tracker::TrackerConfig::default()
+        }
+    }
+
     /// Applies the `EBOARD_BRIDGE_*` variables found by `get` (normally
     /// `std::env::var`), then checks the result again.
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
@@ -324,6 +365,21 @@ impl Config {
                          spaces (or leave it out and one is generated)"
                     ),
                 );
+            }
+        }
+        let displaced = self.alerts.displaced_alert_ms;
+        if !(1_000..=10_000).contains(&displaced) {
+            return invalid(
+                "alerts.displaced_alert_ms".into(),
+                format!(
+                    "{displaced} is out of range; write 1000..=10000 (milliseconds): shorter \
+                     reports a piece knocked and put back, longer leaves the arbiter blind"
+                ),
+            );
+        }
+        if let Some(tc) = &self.tournament.time_control {
+            if let Err(e) = tc.parse::<crate::timecontrol::TimeControl>() {
+                return invalid("tournament.time_control".into(), e.to_string());
             }
         }
         if self.storage.data_dir.as_os_str().is_empty() {
@@ -494,6 +550,40 @@ mod tests {
     #[test]
     fn printed_defaults_parse_back_to_the_defaults() {
         assert_eq!(parse(DEFAULT_CONFIG_TOML).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn time_control_and_regime_reach_the_tracker_config() {
+        use crate::timecontrol::{Category, Regime};
+        let c =
+            parse("[tournament]\ntime_control = \"180+2\"\nregime = \"unsupervised\"\n").unwrap();
+        let t = c.tracker_config();
+        assert_eq!(t.regime, Regime::Unsupervised);
+        let tc = t.time_control.expect("time control configured");
+        assert_eq!(tc.category(), Some(Category::Blitz));
+        // Nothing configured: standard rules, no time control.
+        let t = Config::default().tracker_config();
+        assert_eq!((t.regime, t.time_control), (Regime::Supervised, None));
+        assert_eq!(t.displaced_alert_ms, 6_000);
+        let c = parse("[alerts]\ndisplaced_alert_ms = 7000\n").unwrap();
+        assert_eq!(c.tracker_config().displaced_alert_ms, 7_000);
+        let e = parse("[alerts]\ndisplaced_alert_ms = 30000\n").unwrap_err();
+        assert!(e.to_string().contains("alerts.displaced_alert_ms"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_time_control_or_regime_is_refused_at_load() {
+        let e = parse("[tournament]\ntime_control = \"ninety minutes\"\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("tournament.time_control"), "{msg}");
+        assert!(msg.contains("40/5400+30:1800+30"), "{msg}");
+        let e = parse("[tournament]\nregime = \"strict\"\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("regime"), "{msg}");
+        assert!(
+            msg.contains("supervised") && msg.contains("unsupervised"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -32,7 +32,6 @@ use crate::hub::Hub;
 use crate::journal::{port_key, run_offsets, Journal, JournalError};
 use crate::operator::{BoardRequest, OperatorError, TrackerCommand};
 use crate::session::DgtSession;
-use crate::tracker::TrackerConfig;
 
 /// How often the loop ticks the trackers, syncs the journal and pings the watchdog.
 const LOOP_TICK: Duration = Duration::from_millis(100);
@@ -261,7 +260,7 @@ impl Daemon {
         let mut session = DgtSession::new(
             plan.number,
             if bus { Mode::Bus } else { Mode::Single },
-            TrackerConfig::default(),
+            self.config.tracker_config(),
         );
         for (&address, &number) in &plan.bus_numbers {
             session.set_bus_board_number(address, number);

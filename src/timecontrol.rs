@@ -46,7 +46,9 @@ pub enum Category {
 }
 
 /// How the event is run, which decides the rules for rapid and blitz (A.3/A.4, B.3/B.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+/// Configured as `[tournament] regime = "supervised" | "unsupervised"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Regime {
     /// The Competition Rules apply (standard games, and rapid/blitz with adequate
     /// supervision: A.3, B.3).

@@ -39,8 +39,12 @@ pub struct TournamentConfig {
     /// Two-letter country code (LCC `country`).
     pub country: Option<String>,
     pub website: Option<String>,
-    /// PGN time control, e.g. `5400+30`, or `40/5400+30:1800+30`.
+    /// PGN time control, e.g. `5400+30`, or `40/5400+30:1800+30` (checked at load:
+    /// it decides the category and the penalties the arbiter alerts quote).
     pub time_control: Option<String>,
+    /// Whether rapid/blitz games are adequately supervised (A.3/B.3, the default)
+    /// or not (A.4/B.4: an illegal move stands unless claimed, A.4.2).
+    pub regime: crate::timecontrol::Regime,
     /// Number of rounds (at least the current round).
     pub rounds: u32,
     /// The round the boards are playing now (games in the hub belong to it).

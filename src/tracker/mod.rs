@@ -18,6 +18,7 @@
 //! - Verified moves are withdrawn only when the board is put back to an earlier
 //!   position of the game and held there (takeback, arbiter correction).
 
+mod laws;
 mod search;
 mod start;
 
@@ -36,7 +37,7 @@ use crate::events::{
 };
 
 use crate::operator::Refusal;
-use crate::timecontrol::{Regime, TimeControl};
+use crate::timecontrol::{Category, Regime, TimeControl};
 
 pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
 
@@ -66,7 +67,9 @@ pub struct TrackerConfig {
     pub burst_hold_ms: Millis,
     /// With a clock, a move left still this long without a press is verified.
     pub unpressed_hold_ms: Millis,
-    /// A picture no legal play explains is reported as displaced pieces after this long.
+    /// A picture no legal play explains is reported as displaced pieces (7.4, 7.6)
+    /// after this long while no move is under way; a hand holding the mover's piece
+    /// (a move under way) gets 10 s, or this if longer.
     pub displaced_alert_ms: Millis,
     /// Most plies searched for between two pictures (bursts, §4.9).
     pub max_burst_plies: usize,
@@ -85,12 +88,19 @@ impl Default for TrackerConfig {
             start_hold_ms: 600,
             // Longer than a knocked piece lies on a square before it is put back.
             takeback_hold_ms: 3_500,
-            illegal_alert_ms: 1_500,
+            // Within a second of the press (the arbiter's window), yet longer than
+            // the board's one-scan lag behind the clock.
+            illegal_alert_ms: 800,
             press_settle_ms: 400,
             unpressed_hold_ms: 8_000,
             burst_hold_ms: 500,
-            // Beyond a hand hovering with a piece (players do, for several seconds).
-            displaced_alert_ms: 10_000,
+            // A piece knocked over is put back within a few seconds (the hand
+            // model: under 4 s); one left wrong for 6 s was not noticed. Longer
+            // than the 5 s a replay ticks past a capture's end, so a sensor glitch
+            // in the last scan (never followed by the scan that clears it) is not
+            // reported. A hand holding a piece (players do, for several seconds)
+            // is a move under way and gets 10 s.
+            displaced_alert_ms: 6_000,
             max_burst_plies: 4,
             time_control: None,
             regime: Regime::default(),
@@ -140,6 +150,10 @@ struct Press {
     /// transit, the move is verified at once (a piece touched after the press,
     /// knocked or adjusted, is not a new version of the move: 4.7, 6.2.1).
     on_still_move: bool,
+    /// Pressed by the player to move with the board showing the position and no
+    /// move under way, outside the start procedure and not a double press: if no
+    /// move follows, Article 7.5.3.
+    without_move: bool,
 }
 
 /// Whether a picture showing `mv` played from `before` could be a partial report
@@ -187,6 +201,8 @@ struct StartCandidate {
 #[derive(Clone, Debug)]
 struct Game {
     mode: CastlingMode,
+    /// The start's Chess960 number, as announced in `GameStart`.
+    chess960: Option<u32>,
     /// `history[0]` is the start, `history[i]` the position after verified ply `i`.
     history: Vec<Chess>,
     pending: Vec<Step>,
@@ -277,7 +293,46 @@ pub struct Tracker {
     /// The alert that reported the last retraction (id, kind): an arbiter's
     /// ruling resolves it.
     withdrawn_alert: Option<(u32, String)>,
+    /// Alerts raised whose condition may still go away (see `laws::resolvable`).
+    open_alerts: Vec<laws::OpenAlert>,
+    /// Games begun on this board (alerts remember which game they belong to).
+    game_no: u32,
+    /// Completed illegal moves in this game, White's and Black's (7.5.5).
+    illegal_counts: [u32; 2],
+    /// Clock presses seen in this game, and the time of the last one.
+    presses_in_game: u32,
+    last_press_t: Option<Millis>,
+    /// Repeated positions already reported as a 9.2 claim, and whether the 9.3
+    /// claim was reported for the current run of moves without pawn move or capture.
+    claims_noted: Vec<Chess>,
+    fifty_noted: bool,
+    /// Under A.4.2 (rapid/blitz without adequate supervision): the board an
+    /// uncorrected illegal move left, and its mover. If the opponent moves on from
+    /// it, the illegal move stands.
+    illegal_stand: Option<(Board, Color)>,
+    /// The unexplained episode (by its `unexplained_since`) seen as a move under way.
+    under_way_episode: Option<Millis>,
+    /// Squares emptied in the latest board scan, and when that scan began.
+    scan_lifts: (shakmaty::Bitboard, Millis),
+    /// Squares that left the board together with another in one scan since the
+    /// last explained picture (7.5.4), and when the latest such scan came.
+    same_scan_lifts: shakmaty::Bitboard,
+    same_scan_lifts_t: Millis,
 }
+
+/// A move under way (the mover's piece in the hand) is reported as displaced
+/// pieces only after this long, or `displaced_alert_ms` if longer: players hover
+/// with a piece for several seconds while they think.
+const HOVER_ALERT_MS: Millis = 10_000;
+/// Two squares emptied this close together were reported in one board scan.
+const SAME_SCAN_MS: Millis = 50;
+/// Two hands move both pieces in one motion: lifted in one scan and the move
+/// complete this soon after. One hand that grabs both quickly still needs time
+/// to put them down one after the other.
+const TWO_HANDS_MOVE_MS: Millis = 400;
+/// A press this soon after the previous one is a double press (a bounce, or both
+/// players' hands on the clock), never a press without a move.
+const DOUBLE_PRESS_MS: Millis = 500;
 
 impl Tracker {
     /// A tracker waiting for a start picture.
@@ -316,6 +371,18 @@ impl Tracker {
             alerts_raised: 0,
             withdrawn: None,
             withdrawn_alert: None,
+            open_alerts: Vec::new(),
+            game_no: 0,
+            illegal_counts: [0; 2],
+            presses_in_game: 0,
+            last_press_t: None,
+            claims_noted: Vec::new(),
+            fifty_noted: false,
+            illegal_stand: None,
+            under_way_episode: None,
+            scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
+            same_scan_lifts: shakmaty::Bitboard::EMPTY,
+            same_scan_lifts_t: 0,
         }
     }
 
@@ -345,6 +412,7 @@ impl Tracker {
         let first = out.len();
         self.connection_inner(t_ms, online, out);
         self.number_alerts(&mut out[first..]);
+        self.review_alerts(out);
     }
 
     fn connection_inner(&mut self, t_ms: Millis, online: bool, out: &mut Vec<TrackerEvent>) {
@@ -364,12 +432,16 @@ impl Tracker {
         let first = out.len();
         self.picture_inner(t_ms, picture, out);
         self.number_alerts(&mut out[first..]);
+        self.review_alerts(out);
     }
 
     fn picture_inner(&mut self, t_ms: Millis, picture: &Picture, out: &mut Vec<TrackerEvent>) {
         self.timers(t_ms, out);
         if self.last_raw.as_ref() == Some(picture) {
             return;
+        }
+        if self.phase == Phase::Playing {
+            self.note_lifts(t_ms, picture);
         }
         self.last_raw = Some(picture.clone());
         self.last_change_t = t_ms;
@@ -384,6 +456,7 @@ impl Tracker {
         let first = out.len();
         self.clock_inner(t_ms, reading, out);
         self.number_alerts(&mut out[first..]);
+        self.review_alerts(out);
     }
 
     fn clock_inner(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
@@ -448,6 +521,7 @@ impl Tracker {
         let first = out.len();
         self.tick_inner(t_ms, out);
         self.number_alerts(&mut out[first..]);
+        self.review_alerts(out);
     }
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
@@ -466,8 +540,105 @@ impl Tracker {
                     if matches!(a.kind.as_str(), "takeback" | "rollback_to_start") {
                         self.withdrawn_alert = Some((a.id, a.kind.clone()));
                     }
+                    if laws::resolvable(&a.kind) {
+                        self.open_alerts.push(laws::OpenAlert {
+                            id: a.id,
+                            kind: a.kind.clone(),
+                            game_no: self.game_no,
+                            ply: self.game.as_ref().map_or(0, Game::ply),
+                        });
+                    }
                 }
             }
+        }
+    }
+
+    /// Resolves the open alerts whose condition is gone (the lifecycle of
+    /// `docs/alerts.md`): checked after every input, from the tracker's state, so
+    /// that however the board got back in order (a correction, a takeback, the
+    /// next move, a new game) the alert is closed exactly once.
+    fn review_alerts(&mut self, out: &mut Vec<TrackerEvent>) {
+        if self.open_alerts.is_empty() {
+            return;
+        }
+        // The newest wrong set-up alert replaces older ones: the pieces moved on.
+        let newest_start = self
+            .open_alerts
+            .iter()
+            .rev()
+            .find(|a| a.kind == laws::WRONG_START)
+            .map(|a| a.id);
+        let open = std::mem::take(&mut self.open_alerts);
+        for a in open {
+            match self.alert_gone(&a, newest_start) {
+                Some(reason) => out.push(TrackerEvent::Resolved(AlertResolved {
+                    id: a.id,
+                    kind: a.kind,
+                    reason,
+                })),
+                None => self.open_alerts.push(a),
+            }
+        }
+    }
+
+    /// Why the condition behind an open alert is gone, if it is.
+    fn alert_gone(&self, a: &laws::OpenAlert, newest_start: Option<u32>) -> Option<String> {
+        if a.game_no != self.game_no {
+            return Some(if a.kind == laws::WRONG_START {
+                "the game started from a correct initial position".into()
+            } else {
+                "a new game started on the board".into()
+            });
+        }
+        let game = self.game.as_ref();
+        let ply = game.map_or(0, Game::ply);
+        match a.kind.as_str() {
+            laws::WRONG_START => newest_start
+                .filter(|&n| n != a.id)
+                .map(|n| format!("the set-up changed; alert {n} describes the board now")),
+            laws::ROTATED_90 => (!self.orientation.is_quarter_turn())
+                .then(|| "the board is placed correctly (2.1) again".into()),
+            _ if self.phase == Phase::Over => Some("the game ended".into()),
+            laws::AMBIGUOUS => (self.ambiguous_lines.is_empty()
+                && self.resolution != Resolution::Ambiguous)
+                .then(|| "the moves that followed showed which order was played".into()),
+            laws::PRESS_WITHOUT_MOVE => {
+                let to_move = game.map(|g| g.verified().turn());
+                let running = self
+                    .white_side
+                    .zip(self.last_reading.and_then(|r| r.running_side()))
+                    .map(|(w, s)| side_color(s, w));
+                if ply > a.ply {
+                    Some("a move was made since".into())
+                } else if running.is_some() && running == to_move {
+                    let c = to_move.expect("checked");
+                    Some(format!(
+                        "the clock runs again for {}, the player to move",
+                        laws::color_name(c)
+                    ))
+                } else {
+                    None
+                }
+            }
+            laws::ILLEGAL_MOVE | laws::IRREGULAR_POSITION | laws::DISPLACED => {
+                if self.phase != Phase::Playing
+                    || self.resolution != Resolution::Explained
+                    || self.displaced.is_some()
+                {
+                    return None;
+                }
+                let unchanged = ply == a.ply && game.is_some_and(|g| g.pending.is_empty());
+                Some(if ply < a.ply {
+                    "the board was put back to an earlier position of the game".into()
+                } else if unchanged && a.kind == laws::DISPLACED {
+                    "the pieces are back on their squares".into()
+                } else if unchanged {
+                    "the board shows the position before the illegal move again".into()
+                } else {
+                    "the board shows a legal continuation of the game".into()
+                })
+            }
+            _ => None,
         }
     }
 
@@ -672,6 +843,30 @@ impl Tracker {
         }
     }
 
+    /// Records which squares were emptied in the same board scan as another
+    /// (before `last_raw` is replaced by `picture`): one hand lifts pieces one
+    /// after the other, so two pieces of one move gone in one scan hint at two
+    /// hands (7.5.4).
+    fn note_lifts(&mut self, t: Millis, picture: &Picture) {
+        let Some(prev) = self.last_raw.as_ref() else {
+            return;
+        };
+        let before = self.orientation.apply(prev).occupied();
+        let now = self.orientation.apply(picture).occupied();
+        let emptied = before & !now;
+        if emptied.is_empty() {
+            return;
+        }
+        if t.saturating_sub(self.scan_lifts.1) > SAME_SCAN_MS {
+            self.scan_lifts = (shakmaty::Bitboard::EMPTY, t);
+        }
+        self.scan_lifts.0 = (self.scan_lifts.0 | emptied) & !now;
+        if self.scan_lifts.0.count() >= 2 {
+            self.same_scan_lifts |= self.scan_lifts.0;
+            self.same_scan_lifts_t = t;
+        }
+    }
+
     // ----- start of game -------------------------------------------------------
 
     fn detect_start(&self, raw: &Picture) -> Option<StartCandidate> {
@@ -767,9 +962,11 @@ impl Tracker {
         self.orientation = cand.orientation;
         self.game = Some(Game {
             mode: cand.mode,
+            chess960: cand.chess960,
             history: vec![cand.pos],
             pending: Vec::new(),
         });
+        self.illegal_stand = None;
         self.phase = Phase::Playing;
         self.resolution = Resolution::Explained;
         self.unexplained_since = None;
@@ -780,6 +977,13 @@ impl Tracker {
         self.ambiguous_lines.clear();
         self.draw_noted = false;
         self.displaced = None;
+        self.game_no += 1;
+        self.illegal_counts = [0; 2];
+        self.presses_in_game = 0;
+        self.last_press_t = None;
+        self.claims_noted.clear();
+        self.fifty_noted = false;
+        self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
             Some(b) => self.seen.reset(Target::Board(b)),
@@ -861,6 +1065,7 @@ impl Tracker {
         if resolution == Resolution::Explained {
             self.seen.reset(target);
             self.gap = false;
+            self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         }
         if resolution != Resolution::Unexplained {
             self.unexplained_since = None;
@@ -879,6 +1084,9 @@ impl Tracker {
                 return;
             }
             if self.try_reorient(raw, out) {
+                return;
+            }
+            if self.try_illegal_stands(t, raw, b, out) {
                 return;
             }
         }
@@ -1134,6 +1342,12 @@ impl Tracker {
 
     /// Keeps the line's first `j` moves and appends `moves`.
     fn extend_line(&mut self, j: usize, moves: Vec<Move>) {
+        let lifted =
+            if self.last_change_t.saturating_sub(self.same_scan_lifts_t) <= TWO_HANDS_MOVE_MS {
+                self.same_scan_lifts
+            } else {
+                shakmaty::Bitboard::EMPTY
+            };
         let game = self.game.as_mut().expect("playing");
         let replaced_first = game.pending.get(j).map(|s| s.mv);
         game.pending.truncate(j);
@@ -1164,6 +1378,27 @@ impl Tracker {
             } = mv
             {
                 notes.push(rook_promotion_alert(to));
+            }
+            // 7.5.4: both pieces of a castling or a capture left in one scan, and
+            // the move was complete right after.
+            let pair = match mv {
+                Move::Castle { king, rook } => Some((king, rook, true)),
+                Move::EnPassant { from, to } => {
+                    Some((from, Square::from_coords(to.file(), from.rank()), false))
+                }
+                Move::Normal {
+                    from,
+                    to,
+                    capture: Some(_),
+                    ..
+                } => Some((from, to, false)),
+                _ => None,
+            };
+            if let Some((a, b, castling)) = pair {
+                if lifted.contains(a) && lifted.contains(b) {
+                    let mover = game.tip().turn();
+                    notes.push(laws::two_hands_alert(mover, a, b, castling));
+                }
             }
             game.pending.push(Step {
                 mv,
@@ -1209,6 +1444,17 @@ impl Tracker {
                         self.resolution == Resolution::Explained
                             && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
                     });
+                    let without_move = self.press.as_ref().is_some_and(|p| p.without_move);
+                    if by_mover && stale && without_move {
+                        // No move followed the press: 7.5.3.
+                        let count = self.count_illegal(to_move);
+                        out.push(laws::press_without_move_alert(
+                            to_move,
+                            count,
+                            self.config.time_control.as_ref(),
+                            self.config.regime,
+                        ));
+                    }
                     if !by_mover || stale {
                         self.press = None;
                     }
@@ -1338,6 +1584,14 @@ impl Tracker {
                 }));
             }
         }
+        // Draws the player to move may claim (9.2, 9.3): facts for the arbiter.
+        out.extend(laws::draw_claims(
+            &game.history,
+            pos,
+            ply,
+            &mut self.claims_noted,
+            &mut self.fifty_noted,
+        ));
     }
 
     fn end_game(&mut self, result: GameResult, reason: String, out: &mut Vec<TrackerEvent>) {
@@ -1349,6 +1603,122 @@ impl Tracker {
         if let Some(g) = self.game.as_mut() {
             g.pending.clear();
         }
+    }
+
+    /// A.4.2 (rapid/blitz without adequate supervision): an illegal move that nobody
+    /// claimed before the opponent moved on stands. When `board` is one legal move
+    /// of the opponent from the position the illegal move left, the game is
+    /// followed from that position: the moves before it are verified, the public
+    /// record restarts from the position's FEN (a new `GameStart`: a PGN cannot hold
+    /// an illegal move, a game from a set-up position can), the arbiter is told,
+    /// and the picture is read again from there.
+    fn try_illegal_stands(
+        &mut self,
+        t: Millis,
+        raw: &Picture,
+        board: &Board,
+        out: &mut Vec<TrackerEvent>,
+    ) -> bool {
+        let Some((illegal, mover)) = self.illegal_stand.clone() else {
+            return false;
+        };
+        let open = self
+            .open_alerts
+            .iter()
+            .position(|a| a.game_no == self.game_no && a.kind == laws::ILLEGAL_MOVE);
+        let (Some(open), Some(game)) = (open, self.game.as_ref()) else {
+            // Corrected (or the game moved on otherwise): nothing can stand.
+            self.illegal_stand = None;
+            return false;
+        };
+        let before = game.tip().clone();
+        if before.turn() != mover {
+            self.illegal_stand = None;
+            return false;
+        }
+        // The position the illegal move left, the opponent to move; castling
+        // rights as far as the kings and rooks still stand, no en passant.
+        let mut setup = before.to_setup(EnPassantMode::Legal);
+        setup.board = illegal.clone();
+        setup.turn = !mover;
+        setup.ep_square = None;
+        setup.halfmoves = 0;
+        if mover == Color::Black {
+            setup.fullmoves = setup.fullmoves.saturating_add(1);
+        }
+        // A position with the mover's king left in check cannot be followed:
+        // the arbiter has to step in anyway.
+        let stood = match Chess::from_setup(setup, game.mode) {
+            Ok(p) => p,
+            Err(e) => match e.ignore_invalid_castling_rights() {
+                Ok(p) => p,
+                Err(_) => return false,
+            },
+        };
+        let replies = search::sequences(&stood, Target::Board(board), 1, 6, None);
+        let [reply] = replies.as_slice() else {
+            return false;
+        };
+        let reply_san = SanPlus::from_move(stood.clone(), reply[0]).to_string();
+        // The moves before the illegal one were completed by it (6.2.1).
+        while self.game.as_ref().is_some_and(|g| !g.pending.is_empty()) {
+            self.verify_first(None, out);
+            if self.phase != Phase::Playing {
+                return true;
+            }
+        }
+        let game = self.game.as_mut().expect("playing");
+        let plies = game.ply();
+        let chess960 = game.chess960;
+        game.history = vec![stood.clone()];
+        let what = laws::describe_moves(before.board(), &illegal, mover)
+            .unwrap_or_else(|| "the illegal move".into());
+        let stood_alert = self.open_alerts.remove(open);
+        out.push(TrackerEvent::Resolved(AlertResolved {
+            id: stood_alert.id,
+            kind: stood_alert.kind,
+            reason: format!(
+                "{} moved on ({reply_san}) without a claim: the illegal move stands (A.4.2)",
+                laws::color_name(!mover)
+            ),
+        }));
+        out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            kind: laws::ILLEGAL_MOVE_STANDS.into(),
+            article: "A.4.2".into(),
+            severity: Severity::Warning,
+            squares: Alert::square_names(search::diff(before.board(), &illegal)),
+            message: format!(
+                "{} answered {}'s illegal move ({what}) with {reply_san} without claiming: \
+                 without adequate supervision the illegal move stands (A.4.2) and the game is \
+                 followed from the position on the board. The public record keeps the {plies} \
+                 plies before it and continues as a game from that position (FEN).",
+                laws::color_name(!mover),
+                laws::color_name(mover),
+            ),
+            penalty: None,
+        }));
+        out.push(TrackerEvent::Game(GameEvent::GameStart {
+            fen: Fen::from_position(&stood, EnPassantMode::Legal).to_string(),
+            chess960,
+            rotated: self.orientation.is_rotated_180(),
+        }));
+        self.illegal_stand = None;
+        self.press = None;
+        self.displaced = None;
+        self.takeback = None;
+        self.passed_back = None;
+        self.ambiguous_lines.clear();
+        self.ambiguous_alerted = None;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+        self.claims_noted.clear();
+        self.fifty_noted = false;
+        self.draw_noted = false;
+        self.seen.reset(Target::Board(&illegal));
+        self.resolution = Resolution::Explained;
+        self.play_picture(t, raw, out);
+        true
     }
 
     /// A picture that makes sense only with the board turned: the board was turned
@@ -1396,7 +1766,26 @@ impl Tracker {
             alerted: false,
             matched: false,
             on_still_move: false,
+            without_move: false,
         };
+        // 7.5.3 is only considered for a press whose presser is known (the clock
+        // mapped before it), that is not the game's first (the start procedure),
+        // not a double press, with the clock running after it (not the arbiter
+        // handling a stopped clock).
+        let double = self
+            .last_press_t
+            .is_some_and(|p| t.saturating_sub(p) < DOUBLE_PRESS_MS);
+        let first = self.presses_in_game == 0;
+        self.presses_in_game += 1;
+        self.last_press_t = Some(t);
+        let candidate_7_5_3 = !double
+            && !first
+            && reading.running
+            && self.white_side.is_some_and(|w| {
+                self.game
+                    .as_ref()
+                    .is_some_and(|g| side_color(side, w) == g.verified().turn())
+            });
         self.turn_started_t = Some(t);
         let game = self.game.as_ref().expect("playing");
         if game.ply() == 0
@@ -1410,6 +1799,9 @@ impl Tracker {
         let mut press = press;
         press.matched = self.pressed_for_shown_move(side);
         press.on_still_move = press.matched && self.resolution == Resolution::Explained;
+        press.without_move = candidate_7_5_3
+            && self.resolution == Resolution::Explained
+            && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
         self.press = Some(press);
         self.settle(t, out);
     }
@@ -1564,52 +1956,108 @@ impl Tracker {
                 if let Some(press) = self.press.as_mut().filter(|p| !candidates && !p.matched) {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
-                        let game = self.game.as_ref().expect("playing");
-                        out.push(illegal_alert(game.tip(), board.as_ref()));
+                        out.extend(self.illegal_press_alert(board.as_ref()));
                         self.unexplained_alerted = true;
                         return;
                     }
                 }
                 if let Some(since) = self.unexplained_since {
-                    if !self.unexplained_alerted
-                        && t.saturating_sub(since) >= self.config.displaced_alert_ms
-                    {
+                    let game = self.game.as_ref().expect("playing");
+                    let shown = self
+                        .last_raw
+                        .as_ref()
+                        .map(|r| self.orientation.apply(r).occupied())
+                        .unwrap_or_default();
+                    // A hand holding the mover's piece (and perhaps the piece it
+                    // captures) is a move under way: players think that way for a
+                    // while, so it gets `HOVER_ALERT_MS`. Once seen, for the
+                    // whole episode: a one-scan misread or flicker elsewhere while
+                    // the hand hovers does not make the pieces displaced.
+                    if laws::move_under_way(game.tip(), board.as_ref(), shown) {
+                        self.under_way_episode = Some(since);
+                    }
+                    let threshold = if self.under_way_episode == Some(since) {
+                        self.config.displaced_alert_ms.max(HOVER_ALERT_MS)
+                    } else {
+                        self.config.displaced_alert_ms
+                    };
+                    if !self.unexplained_alerted && t.saturating_sub(since) >= threshold {
                         self.unexplained_alerted = true;
-                        let game = self.game.as_ref().expect("playing");
-                        let squares: Vec<Square> = match &board {
-                            Some(b) => search::diff(game.tip().board(), b).into_iter().collect(),
-                            None => {
-                                // Occupancy-only: compare what can be seen.
-                                let shown = self
-                                    .last_raw
-                                    .as_ref()
-                                    .map(|r| self.orientation.apply(r).occupied())
-                                    .unwrap_or_default();
-                                (game.tip().board().occupied() ^ shown)
-                                    .into_iter()
-                                    .collect()
-                            }
-                        };
                         if let Some(b) = &board {
                             let mask = search::diff(game.tip().board(), b);
                             self.displaced = Some((mask, b.clone()));
                         }
-                        out.push(TrackerEvent::Alert(Alert {
-                            id: 0,
-                            penalty: None,
-                            kind: "displaced_pieces".into(),
-                            article: "7.4".into(),
-                            severity: Severity::Warning,
-                            squares: Alert::square_names(squares.iter().copied()),
-                            message: format!(
-                                "The board does not show the game's position on {}: restore the pieces there.",
-                                names(&squares)
-                            ),
-                        }));
+                        out.push(laws::displaced_alert(
+                            game.tip().board(),
+                            board.as_ref(),
+                            shown,
+                        ));
                     }
                 }
             }
         }
+    }
+
+    /// The alert for a press the board shows no legal move for (7.5.1, 7.5.2), with
+    /// the mover's count of completed illegal moves and the penalty the Laws
+    /// suggest. `None` while an alert for the same illegal move is still open (the
+    /// player pressed again on the uncorrected position: still one illegal move).
+    fn illegal_press_alert(&mut self, board: Option<&Board>) -> Option<TrackerEvent> {
+        let game = self.game.as_ref()?;
+        let open = |kind: &str| {
+            self.open_alerts
+                .iter()
+                .any(|a| a.game_no == self.game_no && a.kind == kind)
+        };
+        if open(laws::ILLEGAL_MOVE) || open(laws::IRREGULAR_POSITION) {
+            return None;
+        }
+        let tip = game.tip().clone();
+        if let Some(alert) = board.and_then(|b| irregular_alert(&tip, b)) {
+            return Some(alert);
+        }
+        let mover = tip.turn();
+        let count = self.count_illegal(mover);
+        let tc = self.config.time_control.as_ref();
+        Some(match board {
+            Some(b) => {
+                let alert = laws::illegal_move_alert(&tip, b, count, tc, self.config.regime);
+                let rapid_or_blitz = matches!(
+                    tc.and_then(TimeControl::category),
+                    Some(Category::Rapid | Category::Blitz)
+                );
+                let stands_if_answered = self.config.regime == Regime::Unsupervised
+                    && rapid_or_blitz
+                    && matches!(&alert, TrackerEvent::Alert(a) if a.article == "7.5.1");
+                if stands_if_answered {
+                    self.illegal_stand = Some((b.clone(), mover));
+                }
+                alert
+            }
+            // Occupancy only: which piece went where cannot be told.
+            None => TrackerEvent::Alert(Alert {
+                id: 0,
+                kind: laws::ILLEGAL_MOVE.into(),
+                article: "7.5.1".into(),
+                severity: Severity::Error,
+                squares: Vec::new(),
+                message: format!(
+                    "The clock was pressed but the board shows no legal move: check the board. \
+                     If {} made an illegal move, it is the completed illegal move number {count} \
+                     by {} in this game.",
+                    laws::color_name(mover),
+                    laws::color_name(mover)
+                ),
+                penalty: Some(laws::penalty(tc, self.config.regime, count)),
+            }),
+        })
+    }
+
+    /// Counts one more completed illegal move by `c` (7.5.5) and returns the count.
+    fn count_illegal(&mut self, c: Color) -> u32 {
+        let n = &mut self.illegal_counts[usize::from(c == Color::Black)];
+        *n += 1;
+        *n
     }
 
     /// Whether an occupancy picture has been still long enough (or pressed for) to
@@ -1825,19 +2273,12 @@ fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> Trac
     })
 }
 
-fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
-    let Some(board) = board else {
-        return TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: "illegal_move".into(),
-            article: "7.5.1".into(),
-            severity: Severity::Error,
-            squares: Vec::new(),
-            message: "The clock was pressed but the board shows no legal move: check the board."
-                .into(),
-        });
-    };
+/// A press after what is one square from a legal move (a captured piece left on
+/// the board, a piece not released on its square: 4.7): the move was made but not
+/// finished, which the arbiter looks at without counting it as an illegal move.
+/// `None` when the picture is not that close to a legal move, or shows a pawn of
+/// the mover on its last rank (7.5.2 then applies).
+fn irregular_alert(tip: &Chess, board: &Board) -> Option<TrackerEvent> {
     let mover = tip.turn();
     let last_rank = match mover {
         Color::White => shakmaty::Rank::Eighth,
@@ -1845,10 +2286,11 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
     };
     let pawn_on_last =
         (board.pawns() & board.by_color(mover) & shakmaty::Bitboard::from_rank(last_rank)).any();
+    if pawn_on_last {
+        return None;
+    }
     let to_tip = search::diff(tip.board(), board);
-    // The nearest legal move: when the picture is one square from it, the
-    // move was made but not finished (a captured piece left on the board, 4.7).
-    let nearest = tip
+    let (d, m) = tip
         .legal_moves()
         .into_iter()
         .map(|m| {
@@ -1856,41 +2298,22 @@ fn illegal_alert(tip: &Chess, board: Option<&Board>) -> TrackerEvent {
             p.play_unchecked(m);
             (search::diff(p.board(), board), m)
         })
-        .min_by_key(|(d, _)| d.count());
-    if let Some((d, m)) = nearest {
-        if d.count() == 1 && d.count() < to_tip.count() && !pawn_on_last {
-            let san = SanPlus::from_move(tip.clone(), m).to_string();
-            let squares: Vec<Square> = d.into_iter().collect();
-            return TrackerEvent::Alert(Alert {
-                id: 0,
-                penalty: None,
-                kind: "irregular_position".into(),
-                article: "7.5.1".into(),
-                severity: Severity::Error,
-                squares: Alert::square_names(squares.iter().copied()),
-                message: format!(
-                    "The clock was pressed after what looks like {san}, but {} does not match it: the move is not complete.",
-                    names(&squares)
-                ),
-            });
-        }
+        .min_by_key(|(d, _)| d.count())?;
+    if d.count() != 1 || d.count() >= to_tip.count() {
+        return None;
     }
-    let squares: Vec<Square> = to_tip.into_iter().collect();
-    let (article, what) = if pawn_on_last {
-        ("7.5.2", "a pawn left on its last rank")
-    } else {
-        ("7.5.1", "a move that is not legal")
-    };
-    TrackerEvent::Alert(Alert {
+    let san = SanPlus::from_move(tip.clone(), m).to_string();
+    let squares: Vec<Square> = d.into_iter().collect();
+    Some(TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: "illegal_move".into(),
-        article: article.into(),
+        kind: laws::IRREGULAR_POSITION.into(),
+        article: "7.5.1".into(),
         severity: Severity::Error,
         squares: Alert::square_names(squares.iter().copied()),
         message: format!(
-            "The clock was pressed after {what} (squares {}): restore the position before it.",
+            "The clock was pressed after what looks like {san}, but {} does not match it: the move is not complete.",
             names(&squares)
         ),
-    })
+    }))
 }
