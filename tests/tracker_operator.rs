@@ -71,6 +71,7 @@ fn a_rejected_retraction_reinstates_the_moves_and_wants_the_board_back() {
     squares.sort();
     assert_eq!(squares, s(&["b8", "c6", "f3", "g1"]));
     assert!(displaced[0].id > 0, "numbered like any alert");
+    let displaced_id = displaced[0].id;
     // The ruling is spent: it cannot be given twice.
     run(&mut sc, |sc, out| {
         let t = sc.t;
@@ -89,6 +90,11 @@ fn a_rejected_retraction_reinstates_the_moves_and_wants_the_board_back() {
         sc.retractions().len(),
         1,
         "restoring is not a new retraction"
+    );
+    let all: Vec<TrackerEvent> = sc.events.iter().map(|(_, e)| e.clone()).collect();
+    assert!(
+        resolved(&all).contains(&displaced_id),
+        "the board shows the game again: the displaced-pieces alert is resolved"
     );
     sc.play("f1c4", W);
     assert_eq!(sc.sans(), s(&["e4", "e5", "Nf3", "Nc6", "Bc4"]));
