@@ -385,49 +385,62 @@ impl Journal {
         })
     }
 
+    /// What recovery needs from board `board`'s event log, read in one pass
+    /// (at 500 boards the logs hold millions of lines, mostly clock events).
+    pub fn event_log_summary(&self, board: u32) -> EventLogSummary {
+        let path = self
+            .data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"));
+        let mut summary = EventLogSummary::default();
+        let Ok(text) = std::fs::read(path) else {
+            return summary;
+        };
+        /// The fields looked at; the rest of the line is skipped unparsed.
+        #[derive(serde::Deserialize)]
+        struct Line {
+            run: Option<u64>,
+            t_ms: Option<u64>,
+            ply: Option<serde::de::IgnoredAny>,
+        }
+        for line in text.split(|&b| b == b'\n') {
+            // A line cut by a crash does not parse and does not count.
+            let Ok(Line {
+                run,
+                t_ms: Some(t),
+                ply,
+            }) = serde_json::from_slice::<Line>(line)
+            else {
+                continue;
+            };
+            if let Some(run) = run {
+                let last = summary.last_t_by_run.entry(run).or_insert(t);
+                *last = (*last).max(t);
+            }
+            if ply.is_some() {
+                summary.tail = match summary.tail {
+                    Some((last, n)) if last == t => Some((t, n + 1)),
+                    Some((last, n)) if last > t => Some((last, n)),
+                    _ => Some((t, 1)),
+                };
+            }
+        }
+        summary
+    }
+
     /// The latest `t_ms` among the events of board `board` logged by the run
     /// that started at `run_unix_ms` (the run's last published moment).
     pub fn last_event_t(&self, board: u32, run_unix_ms: u64) -> Option<u64> {
-        let path = self
-            .data_dir
-            .join("journal/events")
-            .join(format!("board-{board}.jsonl"));
-        let text = std::fs::read_to_string(path).ok()?;
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["run"].as_u64() == Some(run_unix_ms))
-            .filter_map(|v| v["t_ms"].as_u64())
-            .max()
+        self.event_log_summary(board)
+            .last_t_by_run
+            .get(&run_unix_ms)
+            .copied()
     }
 
-    /// How far board `board`'s tracker events were logged, over all runs: the
-    /// latest session `t_ms` and how many events carry it. Tracker events are
-    /// logged in time order, so a rebuilt event earlier than that, or among
-    /// the first `count` at that time, was logged (and published); any later
-    /// one was derived from a chunk the crashed run journaled but never got to
-    /// log or publish. Daemon notes (no `ply`) and cut lines do not count.
+    /// How far board `board`'s tracker events were logged: see
+    /// [`EventLogSummary::tail`].
     pub fn logged_tail(&self, board: u32) -> Option<(u64, usize)> {
-        let path = self
-            .data_dir
-            .join("journal/events")
-            .join(format!("board-{board}.jsonl"));
-        let text = std::fs::read_to_string(path).ok()?;
-        let mut tail: Option<(u64, usize)> = None;
-        for v in text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v.get("ply").is_some())
-        {
-            let Some(t) = v["t_ms"].as_u64() else {
-                continue;
-            };
-            tail = match tail {
-                Some((last, n)) if last == t => Some((t, n + 1)),
-                Some((last, n)) if last > t => Some((last, n)),
-                _ => Some((t, 1)),
-            };
-        }
-        tail
+        self.event_log_summary(board).tail
     }
 
     /// Appends a daemon line (start, recovery summary, board offline) to board
@@ -623,6 +636,21 @@ impl Journal {
         f.sync_data().map_err(err)?;
         std::fs::rename(&tmp, &path).map_err(err)
     }
+}
+
+/// One board's event log as recovery reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventLogSummary {
+    /// Per run (its start time), the latest `t_ms` it logged: that run's last
+    /// published moment.
+    pub last_t_by_run: std::collections::BTreeMap<u64, u64>,
+    /// How far the board's tracker events (lines with a `ply`; daemon notes
+    /// have none) were logged, over all runs: the latest session `t_ms` and
+    /// how many events carry it. Tracker events are logged in time order, so a
+    /// rebuilt event earlier than that, or among the first `count` at that
+    /// time, was logged (and published); any later one was derived from a
+    /// chunk a crashed run journaled but never got to log or publish.
+    pub tail: Option<(u64, usize)>,
 }
 
 /// Session time of each recorded run and of the live one: runs follow each
