@@ -396,28 +396,39 @@ impl Journal {
         let Ok(text) = std::fs::read(path) else {
             return summary;
         };
-        /// The fields looked at; the rest of the line is skipped unparsed.
-        #[derive(serde::Deserialize)]
-        struct Line {
-            run: Option<u64>,
-            t_ms: Option<u64>,
-            ply: Option<serde::de::IgnoredAny>,
-        }
-        for line in text.split(|&b| b == b'\n') {
-            // A line cut by a crash does not parse and does not count.
-            let Ok(Line {
-                run,
-                t_ms: Some(t),
-                ply,
-            }) = serde_json::from_slice::<Line>(line)
+        // The keys are found as bytes rather than by parsing every line: the
+        // logs are written by `record_event`/`record_note` as serde_json
+        // objects, where a quote inside a string is always escaped, so
+        // `"t_ms":` can only be a key. A line cut by a crash (no newline at
+        // the end of the file) does not count: it was never logged whole.
+        let t_key = memchr::memmem::Finder::new(b"\"t_ms\":");
+        let run_key = memchr::memmem::Finder::new(b"\"run\":");
+        let ply_key = memchr::memmem::Finder::new(b"\"ply\":");
+        let number_after = |line: &[u8], at: usize| -> Option<u64> {
+            let digits = line[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+            std::str::from_utf8(&line[at..at + digits])
+                .ok()?
+                .parse()
+                .ok()
+        };
+        let mut lines = text.split(|&b| b == b'\n');
+        // What follows the last newline is a cut line, or nothing.
+        let _ = lines.next_back();
+        for line in lines {
+            let Some(t) = t_key
+                .find(line)
+                .and_then(|i| number_after(line, i + t_key.needle().len()))
             else {
                 continue;
             };
-            if let Some(run) = run {
+            if let Some(run) = run_key
+                .find(line)
+                .and_then(|i| number_after(line, i + run_key.needle().len()))
+            {
                 let last = summary.last_t_by_run.entry(run).or_insert(t);
                 *last = (*last).max(t);
             }
-            if ply.is_some() {
+            if ply_key.find(line).is_some() {
                 summary.tail = match summary.tail {
                     Some((last, n)) if last == t => Some((t, n + 1)),
                     Some((last, n)) if last > t => Some((last, n)),
@@ -689,6 +700,34 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(1_795_355_100_123), "2026-11-22T13:45:00.123Z");
         assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn event_log_summary_reads_runs_and_the_logged_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(dir.path()).unwrap();
+        let lines = [
+            r#"{"board":3,"ply":1,"run":10,"t_ms":500,"type":"move","san":"e4"}"#,
+            r#"{"board":3,"port":"x","reason":"unplugged","run":10,"type":"board_offline"}"#,
+            r#"{"board":3,"ply":1,"run":10,"t_ms":900,"type":"clock","message":"a \"t_ms\":77 quote"}"#,
+            r#"{"board":3,"ply":2,"run":10,"t_ms":900,"type":"move"}"#,
+            r#"{"recovered_chunks":4,"run":20,"type":"daemon_start","verified_plies":2}"#,
+            r#"{"board":3,"ply":2,"run":20,"t_ms":1200,"type":"clock"}"#,
+            // Cut by a crash: not a whole line.
+            r#"{"board":3,"ply":3,"run":20,"t_ms":1500,"ty"#,
+        ];
+        std::fs::write(
+            dir.path().join("journal/events/board-3.jsonl"),
+            lines.join("\n"),
+        )
+        .unwrap();
+        let s = j.event_log_summary(3);
+        assert_eq!(s.tail, Some((1200, 1)));
+        assert_eq!(
+            s.last_t_by_run.into_iter().collect::<Vec<_>>(),
+            vec![(10, 900), (20, 1200)]
+        );
+        assert_eq!(j.event_log_summary(4), EventLogSummary::default());
     }
 
     #[test]
