@@ -252,8 +252,9 @@ fn main() {
             },
             || {},
         ));
-        // (press -> event, last evidence -> event, completed after the press)
-        let mut lat: Vec<(Duration, Duration, bool)> = Vec::new();
+        // (press -> event, last evidence -> event, completed after the
+        // press, castling)
+        let mut lat: Vec<(Duration, Duration, bool, bool)> = Vec::new();
         // Verified with no press of their own since the previous move (by the
         // opponent's next move, or a hold).
         let mut unpressed = 0usize;
@@ -280,6 +281,7 @@ fn main() {
                                         at - p,
                                         at.saturating_duration_since(last),
                                         after.is_some(),
+                                        m.san.starts_with("O-O"),
                                     ));
                                 }
                                 None => unpressed += 1,
@@ -342,6 +344,17 @@ fn main() {
         "verified more than 5 ms after the last evidence: {slow} of {}",
         lat.len()
     );
+    // Where the slow ones are: castlings may settle by design (a rook
+    // reported before its king is a legal rook move of its own).
+    for (lo, hi) in [(5, 50), (50, 300), (300, 1_000), (1_000, u64::MAX)] {
+        let (lo_d, hi_d) = (Duration::from_millis(lo), Duration::from_millis(hi));
+        let slow: Vec<_> = lat.iter().filter(|l| l.1 > lo_d && l.1 <= hi_d).collect();
+        let castlings = slow.iter().filter(|l| l.3).count();
+        println!(
+            "  after the evidence {lo}..{hi} ms: {} moves, {castlings} of them castlings",
+            slow.len()
+        );
+    }
     println!(
         "daemon CPU {:.2} s = {:.2} % of one core per board; RSS +{} KiB = {:.1} KiB per board (with the board emulators)",
         cpu,
