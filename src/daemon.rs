@@ -156,9 +156,8 @@ pub async fn run_with_commands(
     d.hub.set_date(crate::pgn::GameInfo::date_from_rfc3339(
         &crate::journal::rfc3339(d.journal.run_unix_ms()),
     ));
-    for plan in d.config.port_plans() {
-        d.add_port(plan)?;
-    }
+    let plans = d.config.port_plans();
+    d.add_ports(plans)?;
     d.rescan()?;
     ready();
     let watchdog = watchdog_interval();
@@ -255,6 +254,46 @@ impl Daemon {
     /// Starts following `plan`'s port: rebuilds its boards from the journal,
     /// then spawns its supervisor.
     fn add_port(&mut self, plan: PortPlan) -> Result<(), DaemonError> {
+        self.add_ports(vec![plan])
+    }
+
+    /// Starts following several ports at once. Their journals are replayed in
+    /// parallel (each port's captures through its own session: nothing shared
+    /// but the read-only journal), then applied to the hub one port after the
+    /// other, in order. With 500 boards' games that is what keeps a restart
+    /// under a second.
+    fn add_ports(&mut self, plans: Vec<PortPlan>) -> Result<(), DaemonError> {
+        let first = self.ports.len();
+        let mut ports: Vec<Port> = plans
+            .into_iter()
+            .enumerate()
+            .map(|(i, plan)| self.open_port(plan, first + i))
+            .collect();
+        let replayed = if self.config.storage.recover {
+            replay_all(&self.journal, &mut ports)?
+        } else {
+            ports.iter().map(|_| None).collect()
+        };
+        for (mut port, r) in ports.into_iter().zip(replayed) {
+            if let Some(r) = r {
+                self.apply_replayed(&mut port, r);
+            }
+            for n in port.numbers() {
+                self.hub.register(n, &port.path.display().to_string());
+            }
+            info!(
+                port = %port.path.display(),
+                "following {} ({})",
+                if port.bus { "a DGT bus".to_string() } else { format!("board {}", port.number) },
+                port.key
+            );
+            self.ports.push(port);
+        }
+        Ok(())
+    }
+
+    /// The port's session and supervisor; `index` is its place in `ports`.
+    fn open_port(&mut self, plan: PortPlan, index: usize) -> Port {
         let key = port_key(&plan.path);
         let bus = plan.protocol == Protocol::DgtBus;
         let mut session = DgtSession::new(
@@ -265,7 +304,6 @@ impl Daemon {
         for (&address, &number) in &plan.bus_numbers {
             session.set_bus_board_number(address, number);
         }
-        let index = self.ports.len();
         let (link_tx, mut link_rx) = mpsc::channel::<LinkEvent>(256);
         let forward = self.tx.clone();
         let path = plan.path.clone();
@@ -275,6 +313,8 @@ impl Daemon {
             bus_poll: Duration::from_millis(self.config.device.bus_poll_ms),
         };
         let epoch = self.epoch;
+        // The link's first reports wait in the channel until the loop runs,
+        // after the journal has been replayed.
         let supervisor = tokio::spawn(supervise(path, bus, epoch, timings, link_tx));
         let forwarder = tokio::spawn(async move {
             while let Some(e) = link_rx.recv().await {
@@ -283,7 +323,7 @@ impl Daemon {
                 }
             }
         });
-        let mut port = Port {
+        Port {
             path: plan.path,
             key,
             bus,
@@ -294,81 +334,22 @@ impl Daemon {
             base_ms: 0,
             last_t: 0,
             last_down: None,
-        };
-        self.recover(&mut port)?;
-        for n in port.numbers() {
-            self.hub.register(n, &port.path.display().to_string());
         }
-        info!(
-            port = %port.path.display(),
-            "following {} ({})",
-            if port.bus { "a DGT bus".to_string() } else { format!("board {}", port.number) },
-            port.key
-        );
-        self.ports.push(port);
-        Ok(())
     }
 
-    /// Replays the port's earlier captures through its session into the hub
-    /// (nothing published: subscribers saw those events when they happened),
-    /// and places this run after them on the session's time line.
-    fn recover(&mut self, port: &mut Port) -> Result<(), DaemonError> {
-        if !self.config.storage.recover {
-            return Ok(());
+    /// Applies a port's replayed journal to the hub (nothing published:
+    /// subscribers saw those events when they happened), publishes what the
+    /// previous run derived but never published, and places this run after
+    /// the recorded ones on the session's time line.
+    fn apply_replayed(&mut self, port: &mut Port, r: Replayed) {
+        for file in &r.torn {
+            warn!(file = %file.display(), "the last line was cut by a crash; ignored");
         }
-        let runs = self.journal.recorded_runs(&port.key)?;
-        let (offsets, live) = run_offsets(&runs, self.journal.run_unix_ms());
-        let mut events = Vec::new();
-        let mut chunks = 0usize;
-        for (run, off) in runs.iter().zip(offsets) {
-            if run.torn_tail {
-                warn!(file = %run.file.display(), "the last line was cut by a crash; ignored");
-            }
-            // The live run ticked its trackers every LOOP_TICK, and some events
-            // (a hold expiring) came from those ticks, not from a chunk. Ticking
-            // at the same pace, and up to the last event that run logged, makes
-            // the rebuilt state include them, so they are not published again
-            // when the board comes back. Never beyond: a move that run had not
-            // verified is not verified here either.
-            let step = LOOP_TICK.as_millis() as u64;
-            let mut next_tick = off + run.chunks.first().map_or(0, |c| c.t_ms) + step;
-            let mut operators = run.operators.iter().peekable();
-            for (i, c) in run.chunks.iter().enumerate() {
-                while let Some((_, op)) = operators.next_if(|(before, _)| *before <= i) {
-                    self.recover_operator(port, off + op.t_ms, op, &mut events);
-                }
-                let t = off + c.t_ms;
-                while next_tick <= t {
-                    port.session.tick(next_tick, &mut events);
-                    next_tick += step;
-                }
-                let chunk = Chunk {
-                    t_ms: t,
-                    dir: c.dir,
-                    bytes: c.bytes.clone(),
-                };
-                port.session.feed(&chunk, &mut events);
-                chunks += 1;
-            }
-            for (_, op) in operators {
-                self.recover_operator(port, off + op.t_ms, op, &mut events);
-            }
-            let last_chunk = off + run.chunks.last().map_or(0, |c| c.t_ms);
-            let last_logged = port
-                .numbers()
-                .into_iter()
-                .filter_map(|n| self.journal.last_event_t(n, run.started_unix_ms))
-                .max();
-            if let Some(end) = last_logged.filter(|&end| end > last_chunk) {
-                while next_tick < end {
-                    port.session.tick(next_tick, &mut events);
-                    next_tick += step;
-                }
-                port.session.tick(end, &mut events);
-            }
+        port.base_ms = r.live;
+        port.last_t = r.live;
+        for (board, t, action, text) in r.operator_notices {
+            self.hub.operator_notice(board, Some(t), action, &text);
         }
-        port.base_ms = live;
-        port.last_t = live;
         // The last pictures seen, until the boards send fresh ones.
         if port.session.board_info().has_picture {
             self.hub.set_picture(port.number, port.session.picture());
@@ -383,18 +364,17 @@ impl Daemon {
         // did not get to log or publish (the chunk reaches the OS first): it
         // is published now, once, so no verified move stays unpublished.
         let mut boards = BTreeSet::new();
-        let mut tails: BTreeMap<u32, (Option<(u64, usize)>, usize)> = BTreeMap::new();
+        let mut at_tail: BTreeMap<u32, usize> = BTreeMap::new();
         let mut late = Vec::new();
-        for e in events {
-            let (tail, at_tail) = tails
-                .entry(e.board)
-                .or_insert_with(|| (self.journal.logged_tail(e.board), 0));
-            let logged = match *tail {
+        for e in r.events {
+            let tail = r.tails.get(&e.board).copied().flatten();
+            let logged = match tail {
                 None => false,
                 Some((t, _)) if e.t_ms < t => true,
                 Some((t, n)) if e.t_ms == t => {
-                    *at_tail += 1;
-                    *at_tail <= n
+                    let seen = at_tail.entry(e.board).or_insert(0);
+                    *seen += 1;
+                    *seen <= n
                 }
                 Some(_) => false,
             };
@@ -420,7 +400,7 @@ impl Daemon {
             let note = serde_json::json!({
                 "type": "daemon_start",
                 "run": self.journal.run_unix_ms(),
-                "recovered_chunks": chunks,
+                "recovered_chunks": r.chunks,
                 "verified_plies": self.hub.verified_plies(b),
             });
             if let Err(e) = self.journal.record_note(b, note) {
@@ -430,34 +410,6 @@ impl Daemon {
                 board = b,
                 "rebuilt from the journal: {} verified plies",
                 self.hub.verified_plies(b)
-            );
-        }
-        Ok(())
-    }
-
-    /// Applies a journaled arbiter command while rebuilding, and puts it back
-    /// on the board's timeline. A command that was refused live is refused
-    /// again here, the same way, and changes nothing.
-    fn recover_operator(
-        &mut self,
-        port: &mut Port,
-        t: u64,
-        op: &OperatorLine,
-        events: &mut Vec<Stamped>,
-    ) {
-        if port
-            .session
-            .operator(t, op.board, &op.command, events)
-            .is_ok()
-        {
-            self.hub.operator_notice(
-                op.board,
-                Some(t),
-                op.command.action(),
-                &match &op.by {
-                    Some(by) => format!("{} (by {by})", op.command.describe()),
-                    None => op.command.describe(),
-                },
             );
         }
     }
@@ -727,6 +679,160 @@ impl Daemon {
                 self.publish(Some(&key));
             }
         }
+    }
+}
+
+/// A port's journal replayed through its session, not yet applied to the hub.
+struct Replayed {
+    /// Every event the recorded runs derive, in order.
+    events: Vec<Stamped>,
+    chunks: usize,
+    /// Session time of this run's start (see [`run_offsets`]).
+    live: u64,
+    /// Per board, how far its events were logged (see [`crate::journal::EventLogSummary`]).
+    tails: BTreeMap<u32, Option<(u64, usize)>>,
+    /// Captures whose last line a crash cut.
+    torn: Vec<PathBuf>,
+    /// Arbiters' commands the runs applied, for the boards' timelines:
+    /// (board, time, action, description).
+    operator_notices: Vec<(u32, u64, &'static str, String)>,
+}
+
+/// Replays every port's journal, on as many threads as there are cores.
+fn replay_all(journal: &Journal, ports: &mut [Port]) -> Result<Vec<Option<Replayed>>, DaemonError> {
+    if ports.is_empty() {
+        return Ok(Vec::new());
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(ports.len());
+    let per_thread = ports.len().div_ceil(threads);
+    let results: Vec<Result<Vec<Option<Replayed>>, DaemonError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = ports
+            .chunks_mut(per_thread)
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter_mut()
+                        .map(|port| replay_port(journal, port).map(Some))
+                        .collect::<Result<Vec<_>, DaemonError>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a journal replay thread panicked"))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(ports.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Replays the port's earlier captures through its session, oldest run first.
+fn replay_port(journal: &Journal, port: &mut Port) -> Result<Replayed, DaemonError> {
+    let runs = journal.recorded_runs(&port.key)?;
+    let (offsets, live) = run_offsets(&runs, journal.run_unix_ms());
+    let mut summaries: BTreeMap<u32, crate::journal::EventLogSummary> = BTreeMap::new();
+    let mut events = Vec::new();
+    let mut chunks = 0usize;
+    let mut torn = Vec::new();
+    let mut operator_notices = Vec::new();
+    for (run, off) in runs.iter().zip(offsets) {
+        if run.torn_tail {
+            torn.push(run.file.clone());
+        }
+        // The live run ticked its trackers every LOOP_TICK, and some events
+        // (a hold expiring) came from those ticks, not from a chunk. Ticking
+        // at the same pace, and up to the last event that run logged, makes
+        // the rebuilt state include them, so they are not published again
+        // when the board comes back. Never beyond: a move that run had not
+        // verified is not verified here either.
+        let step = LOOP_TICK.as_millis() as u64;
+        let mut next_tick = off + run.chunks.first().map_or(0, |c| c.t_ms) + step;
+        // Arbiters' commands were applied in order with the bytes: each sits
+        // before the chunk index it was journaled in front of.
+        let mut operators = run.operators.iter().peekable();
+        for (i, c) in run.chunks.iter().enumerate() {
+            while let Some((_, op)) = operators.next_if(|(before, _)| *before <= i) {
+                replay_operator(port, off + op.t_ms, op, &mut events, &mut operator_notices);
+            }
+            let t = off + c.t_ms;
+            while next_tick <= t {
+                port.session.tick(next_tick, &mut events);
+                next_tick += step;
+            }
+            let chunk = Chunk {
+                t_ms: t,
+                dir: c.dir,
+                bytes: c.bytes.clone(),
+            };
+            port.session.feed(&chunk, &mut events);
+            chunks += 1;
+        }
+        for (_, op) in operators {
+            replay_operator(port, off + op.t_ms, op, &mut events, &mut operator_notices);
+        }
+        let last_chunk = off + run.chunks.last().map_or(0, |c| c.t_ms);
+        let last_logged = port
+            .numbers()
+            .into_iter()
+            .filter_map(|n| {
+                summaries
+                    .entry(n)
+                    .or_insert_with(|| journal.event_log_summary(n))
+                    .last_t_by_run
+                    .get(&run.started_unix_ms)
+                    .copied()
+            })
+            .max();
+        if let Some(end) = last_logged.filter(|&end| end > last_chunk) {
+            while next_tick < end {
+                port.session.tick(next_tick, &mut events);
+                next_tick += step;
+            }
+            port.session.tick(end, &mut events);
+        }
+    }
+    let mut tails = BTreeMap::new();
+    for e in &events {
+        tails.entry(e.board).or_insert_with(|| {
+            summaries
+                .entry(e.board)
+                .or_insert_with(|| journal.event_log_summary(e.board))
+                .tail
+        });
+    }
+    Ok(Replayed {
+        events,
+        chunks,
+        live,
+        tails,
+        torn,
+        operator_notices,
+    })
+}
+
+/// Applies a journaled arbiter's command during replay, as the live run did.
+fn replay_operator(
+    port: &mut Port,
+    t: u64,
+    op: &OperatorLine,
+    events: &mut Vec<Stamped>,
+    notices: &mut Vec<(u32, u64, &'static str, String)>,
+) {
+    if port
+        .session
+        .operator(t, op.board, &op.command, events)
+        .is_ok()
+    {
+        let text = match &op.by {
+            Some(by) => format!("{} (by {by})", op.command.describe()),
+            None => op.command.describe(),
+        };
+        notices.push((op.board, t, op.command.action(), text));
     }
 }
 

@@ -434,49 +434,73 @@ impl Journal {
         })
     }
 
+    /// What recovery needs from board `board`'s event log, read in one pass
+    /// (at 500 boards the logs hold millions of lines, mostly clock events).
+    pub fn event_log_summary(&self, board: u32) -> EventLogSummary {
+        let path = self
+            .data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"));
+        let mut summary = EventLogSummary::default();
+        let Ok(text) = std::fs::read(path) else {
+            return summary;
+        };
+        // The keys are found as bytes rather than by parsing every line: the
+        // logs are written by `record_event`/`record_note` as serde_json
+        // objects, where a quote inside a string is always escaped, so
+        // `"t_ms":` can only be a key. A line cut by a crash (no newline at
+        // the end of the file) does not count: it was never logged whole.
+        let t_key = memchr::memmem::Finder::new(b"\"t_ms\":");
+        let run_key = memchr::memmem::Finder::new(b"\"run\":");
+        let ply_key = memchr::memmem::Finder::new(b"\"ply\":");
+        let number_after = |line: &[u8], at: usize| -> Option<u64> {
+            let digits = line[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+            std::str::from_utf8(&line[at..at + digits])
+                .ok()?
+                .parse()
+                .ok()
+        };
+        let mut lines = text.split(|&b| b == b'\n');
+        // What follows the last newline is a cut line, or nothing.
+        let _ = lines.next_back();
+        for line in lines {
+            let Some(t) = t_key
+                .find(line)
+                .and_then(|i| number_after(line, i + t_key.needle().len()))
+            else {
+                continue;
+            };
+            if let Some(run) = run_key
+                .find(line)
+                .and_then(|i| number_after(line, i + run_key.needle().len()))
+            {
+                let last = summary.last_t_by_run.entry(run).or_insert(t);
+                *last = (*last).max(t);
+            }
+            if ply_key.find(line).is_some() {
+                summary.tail = match summary.tail {
+                    Some((last, n)) if last == t => Some((t, n + 1)),
+                    Some((last, n)) if last > t => Some((last, n)),
+                    _ => Some((t, 1)),
+                };
+            }
+        }
+        summary
+    }
+
     /// The latest `t_ms` among the events of board `board` logged by the run
     /// that started at `run_unix_ms` (the run's last published moment).
     pub fn last_event_t(&self, board: u32, run_unix_ms: u64) -> Option<u64> {
-        let path = self
-            .data_dir
-            .join("journal/events")
-            .join(format!("board-{board}.jsonl"));
-        let text = std::fs::read_to_string(path).ok()?;
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["run"].as_u64() == Some(run_unix_ms))
-            .filter_map(|v| v["t_ms"].as_u64())
-            .max()
+        self.event_log_summary(board)
+            .last_t_by_run
+            .get(&run_unix_ms)
+            .copied()
     }
 
-    /// How far board `board`'s tracker events were logged, over all runs: the
-    /// latest session `t_ms` and how many events carry it. Tracker events are
-    /// logged in time order, so a rebuilt event earlier than that, or among
-    /// the first `count` at that time, was logged (and published); any later
-    /// one was derived from a chunk the crashed run journaled but never got to
-    /// log or publish. Daemon notes (no `ply`) and cut lines do not count.
+    /// How far board `board`'s tracker events were logged: see
+    /// [`EventLogSummary::tail`].
     pub fn logged_tail(&self, board: u32) -> Option<(u64, usize)> {
-        let path = self
-            .data_dir
-            .join("journal/events")
-            .join(format!("board-{board}.jsonl"));
-        let text = std::fs::read_to_string(path).ok()?;
-        let mut tail: Option<(u64, usize)> = None;
-        for v in text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v.get("ply").is_some())
-        {
-            let Some(t) = v["t_ms"].as_u64() else {
-                continue;
-            };
-            tail = match tail {
-                Some((last, n)) if last == t => Some((t, n + 1)),
-                Some((last, n)) if last > t => Some((last, n)),
-                _ => Some((t, 1)),
-            };
-        }
-        tail
+        self.event_log_summary(board).tail
     }
 
     /// Appends a daemon line (start, recovery summary, board offline) to board
@@ -674,6 +698,21 @@ impl Journal {
     }
 }
 
+/// One board's event log as recovery reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventLogSummary {
+    /// Per run (its start time), the latest `t_ms` it logged: that run's last
+    /// published moment.
+    pub last_t_by_run: std::collections::BTreeMap<u64, u64>,
+    /// How far the board's tracker events (lines with a `ply`; daemon notes
+    /// have none) were logged, over all runs: the latest session `t_ms` and
+    /// how many events carry it. Tracker events are logged in time order, so a
+    /// rebuilt event earlier than that, or among the first `count` at that
+    /// time, was logged (and published); any later one was derived from a
+    /// chunk a crashed run journaled but never got to log or publish.
+    pub tail: Option<(u64, usize)>,
+}
+
 /// Session time of each recorded run and of the live one: runs follow each
 /// other on one time line, run `k` starting where the wall clock says (but never
 /// before the previous run's last chunk), so trackers see time that never goes
@@ -710,6 +749,34 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(1_795_355_100_123), "2026-11-22T13:45:00.123Z");
         assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn event_log_summary_reads_runs_and_the_logged_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(dir.path()).unwrap();
+        let lines = [
+            r#"{"board":3,"ply":1,"run":10,"t_ms":500,"type":"move","san":"e4"}"#,
+            r#"{"board":3,"port":"x","reason":"unplugged","run":10,"type":"board_offline"}"#,
+            r#"{"board":3,"ply":1,"run":10,"t_ms":900,"type":"clock","message":"a \"t_ms\":77 quote"}"#,
+            r#"{"board":3,"ply":2,"run":10,"t_ms":900,"type":"move"}"#,
+            r#"{"recovered_chunks":4,"run":20,"type":"daemon_start","verified_plies":2}"#,
+            r#"{"board":3,"ply":2,"run":20,"t_ms":1200,"type":"clock"}"#,
+            // Cut by a crash: not a whole line.
+            r#"{"board":3,"ply":3,"run":20,"t_ms":1500,"ty"#,
+        ];
+        std::fs::write(
+            dir.path().join("journal/events/board-3.jsonl"),
+            lines.join("\n"),
+        )
+        .unwrap();
+        let s = j.event_log_summary(3);
+        assert_eq!(s.tail, Some((1200, 1)));
+        assert_eq!(
+            s.last_t_by_run.into_iter().collect::<Vec<_>>(),
+            vec![(10, 900), (20, 1200)]
+        );
+        assert_eq!(j.event_log_summary(4), EventLogSummary::default());
     }
 
     #[test]

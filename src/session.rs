@@ -108,7 +108,24 @@ struct BoardState {
     /// The last clock reading given to the tracker (bus mode builds presses
     /// from the board's clock records on top of it).
     reading: Option<ClockReading>,
+    /// Bus mode: a press read from a clock record, held back until the board
+    /// has scanned after it (see [`DgtSession::ee_press`]): the reading to
+    /// give, when it was read, and whether a later change report came since.
+    held_press: Option<HeldPress>,
 }
+
+/// A bus press waiting for the board's next scan.
+#[derive(Clone, Copy, Debug)]
+struct HeldPress {
+    reading: ClockReading,
+    since: Millis,
+    /// A change report was read after the one holding the record.
+    report_after: bool,
+}
+
+/// A held bus press is given anyway after this long without a change report
+/// (the board stopped answering polls): later is better than never.
+const HELD_PRESS_MAX_MS: Millis = 1_000;
 
 impl BoardState {
     fn new(number: u32, config: &TrackerConfig) -> BoardState {
@@ -119,6 +136,7 @@ impl BoardState {
             info: BoardInfo::default(),
             inactive: false,
             reading: None,
+            held_press: None,
         }
     }
 }
@@ -304,6 +322,18 @@ impl DgtSession {
     /// Time passes with no traffic (drives the trackers' hold timers): every
     /// board's tracker is ticked.
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<Stamped>) {
+        let stale: Vec<u16> = self
+            .bus
+            .iter()
+            .filter(|(_, b)| {
+                b.held_press
+                    .is_some_and(|h| t_ms.saturating_sub(h.since) >= HELD_PRESS_MAX_MS)
+            })
+            .map(|(&a, _)| a)
+            .collect();
+        for a in stale {
+            self.release_press(Target::Bus(a), t_ms, out);
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         for board in std::iter::once(&mut self.single).chain(self.bus.values_mut()) {
             scratch.clear();
@@ -392,6 +422,11 @@ impl DgtSession {
             BusReply::Clock(bw) => self.clock(target, t_ms, &bw, out),
             BusReply::ClockAck(ack) => self.clock_ack(target, ack),
             BusReply::Changes(records) => {
+                // A press held from an earlier report is released after this
+                // report's field records: they hold the scan after it.
+                if let Some(h) = self.board(target).held_press.as_mut() {
+                    h.report_after = true;
+                }
                 // New changes since the last poll, oldest first: each one is a
                 // picture the board showed, and the order matters to the tracker.
                 for r in records {
@@ -426,6 +461,13 @@ impl DgtSession {
                         }
                         _ => self.stats.ee_records_unused += 1,
                     }
+                }
+                if self
+                    .board(target)
+                    .held_press
+                    .is_some_and(|h| h.report_after)
+                {
+                    self.release_press(target, t_ms, out);
                 }
             }
             BusReply::FromStart(records) => {
@@ -494,16 +536,35 @@ impl DgtSession {
             return;
         }
         let reading = ClockReading::from(bw);
+        if let Some(h) = self.board(target).held_press.as_mut() {
+            if reading.lever_high == h.reading.lever_high {
+                // The poll shows the held press: it waits with it, with the
+                // clock's newer times, so the press is not seen early.
+                h.reading = reading;
+                return;
+            }
+            // The lever moved again since: the held press comes first.
+            self.release_press(target, t_ms, out);
+        }
         self.give_clock(target, t_ms, reading, out);
     }
 
     /// A bus clock record: the `halted` side's clock stopped at `ms`, so that
-    /// side pressed and the other side's clock runs now. The tracker gets the
+    /// side pressed and the other side's clock runs now. The press is the
     /// last full reading with the lever moved and the halted display set; the
     /// other display stays as last polled until the next BUS_SEND_CLK. A
     /// record that changes nothing the tracker knows (no reading yet to build
     /// on, or a poll already showed this lever) is not passed on, so one press
     /// is never seen twice.
+    ///
+    /// The board writes the record the moment the lever moves, but a square
+    /// only at its next scan (every 200-250 ms): a piece put down just before
+    /// the press is logged after the record. Given at once, the press would
+    /// find the picture one scan old, and the tracker takes a press on a shown
+    /// move as proof the move is complete (a pawn seen on c3 on its way to c4
+    /// would be verified as c3). So the press is held until the change report
+    /// after the one holding the record has been read (it holds the scan after
+    /// the press), and then given after that report's squares.
     fn ee_press(
         &mut self,
         target: Target,
@@ -512,6 +573,11 @@ impl DgtSession {
         ms: u64,
         out: &mut Vec<Stamped>,
     ) {
+        // A second press before the first was given: the first one's move is
+        // in the squares read so far (the record order is the board's).
+        if self.board(target).held_press.is_some() {
+            self.release_press(target, t_ms, out);
+        }
         let board = self.board(target);
         let Some(last) = board.reading.filter(|r| r.lever_high.is_some()) else {
             self.stats.ee_records_unused += 1;
@@ -527,8 +593,19 @@ impl DgtSession {
             ClockSide::Left => reading.left.millis = ms,
             ClockSide::Right => reading.right.millis = ms,
         }
+        board.held_press = Some(HeldPress {
+            reading,
+            since: t_ms,
+            report_after: false,
+        });
         self.stats.ee_presses += 1;
-        self.give_clock(target, t_ms, reading, out);
+    }
+
+    /// Gives the tracker the press held for `target`, if any.
+    fn release_press(&mut self, target: Target, t_ms: Millis, out: &mut Vec<Stamped>) {
+        if let Some(h) = self.board(target).held_press.take() {
+            self.give_clock(target, t_ms, h.reading, out);
+        }
     }
 
     fn give_clock(

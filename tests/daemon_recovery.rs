@@ -15,22 +15,6 @@ use eboard_bridge::events::{GameEvent, TrackerEvent};
 use eboard_bridge::hub::Hub;
 use eboard_bridge::journal::Journal;
 use eboard_bridge::sim::{dgt_capture, SimOptions};
-use tokio::sync::oneshot;
-
-/// Starts the daemon on a hub the caller subscribed to first, so nothing it
-/// publishes while recovering is missed.
-fn start_on(hub: Arc<Hub>, config: eboard_bridge::config::Config) -> Running {
-    let (stop, stop_rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(eboard_bridge::daemon::run(
-        config,
-        hub.clone(),
-        async {
-            let _ = stop_rx.await;
-        },
-        || {},
-    ));
-    Running { hub, stop, task }
-}
 
 /// (ply, uci) of every verified move in board 1's event log.
 fn logged_verified(data: &std::path::Path) -> Vec<(u64, String)> {

@@ -3,93 +3,21 @@
 //! verified move lost or published twice; several boards behind one bus port
 //! are all followed.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+mod daemon_common;
 
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use daemon_common::*;
+use eboard_bridge::config::{BoardConfig, Protocol};
 use eboard_bridge::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
-use eboard_bridge::events::GameEvent;
 use eboard_bridge::games::Game;
-use eboard_bridge::hub::{ArbiterNotice, Hub, PublicEvent};
-use shakmaty::Position;
-use tokio::sync::{broadcast, oneshot};
+use eboard_bridge::hub::ArbiterNotice;
 
 fn game() -> Game {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
     load_game(&file, 1).unwrap()
-}
-
-/// The same game from ply `from` on: the board as it stands after `from` plies.
-fn resumed(game: &Game, from: usize) -> Game {
-    let mut start = game.start.clone();
-    for m in &game.moves[..from] {
-        start.play_unchecked(*m);
-    }
-    Game {
-        start,
-        moves: game.moves[from..].to_vec(),
-        ..game.clone()
-    }
-}
-
-fn config(data: &Path, boards: Vec<BoardConfig>) -> Config {
-    let mut c = Config::default();
-    c.storage.data_dir = data.to_owned();
-    c.discovery.enabled = false;
-    c.device.silence_timeout_ms = 3_000;
-    c.device.probe_ms = 1_000;
-    c.boards = boards;
-    c.validate().unwrap();
-    c
-}
-
-/// Starts the daemon; returns the hub and the way to stop it.
-fn start(
-    config: Config,
-) -> (
-    Arc<Hub>,
-    oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), eboard_bridge::daemon::DaemonError>>,
-) {
-    let hub = Arc::new(Hub::new());
-    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(eboard_bridge::daemon::run(
-        config,
-        hub.clone(),
-        async {
-            let _ = stop_rx.await;
-        },
-        || {},
-    ));
-    (hub, stop_tx, task)
-}
-
-async fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Verified plies published so far, in order.
-fn drain_verified(rx: &mut broadcast::Receiver<PublicEvent>, out: &mut Vec<(u32, u32)>) {
-    while let Ok(e) = rx.try_recv() {
-        if let GameEvent::Move(m) = &e.event {
-            if m.verified {
-                out.push((e.board, m.ply));
-            }
-        }
-    }
-}
-
-fn ucis(hub: &Hub, board: u32) -> Vec<String> {
-    hub.public_board(board)
-        .and_then(|b| b.game)
-        .map(|g| g.moves.iter().map(|m| m.uci.clone()).collect())
-        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,16 +35,8 @@ async fn a_board_unplugged_mid_game_continues_after_replug_without_loss_or_dupli
         ..EmulateOptions::default()
     };
     let first = serve_pty(&game, &opts(21)).unwrap();
-    let (hub, stop, task) = start(config(
-        &dir.path().join("data"),
-        vec![BoardConfig {
-            port: link.clone(),
-            protocol: Protocol::Dgt,
-            bus: false,
-            number: Some(1),
-            serial: None,
-        }],
-    ));
+    let d = start(config(&dir.path().join("data"), vec![single(&link, 1)]));
+    let hub = d.hub.clone();
     let mut public = hub.subscribe_public();
     let mut arbiter = hub.subscribe_arbiter();
     let mut verified = Vec::new();
@@ -147,7 +67,7 @@ async fn a_board_unplugged_mid_game_continues_after_replug_without_loss_or_dupli
     })
     .await;
     drain_verified(&mut public, &mut verified);
-    let plies: Vec<u32> = verified.iter().map(|&(_, p)| p).collect();
+    let plies: Vec<u32> = verified.iter().map(|(_, p, _)| *p).collect();
     assert_eq!(
         plies,
         (1..=want.len() as u32).collect::<Vec<_>>(),
@@ -168,8 +88,7 @@ async fn a_board_unplugged_mid_game_continues_after_replug_without_loss_or_dupli
             .any(|n| matches!(n, ArbiterNotice::BoardOnline { .. })),
         "{notices:?}"
     );
-    stop.send(()).unwrap();
-    task.await.unwrap().unwrap();
+    d.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -198,28 +117,32 @@ async fn boards_behind_one_bus_port_are_all_followed() {
         serial: Some(serial.into()),
     };
     // The third board is not configured: it is numbered by its address.
-    let (hub, stop, task) = start(config(
+    let d = start(config(
         &dir.path().join("data"),
         vec![bus_board("01025", 5), bus_board("01026", 6)],
     ));
+    let hub = d.hub.clone();
     let mut public = hub.subscribe_public();
-    wait_for("three whole games", Duration::from_secs(50), || {
-        ucis(&hub, 5) == want && ucis(&hub, 6) == want && ucis(&hub, 1027) == want
-    })
-    .await;
     let mut verified = Vec::new();
-    drain_verified(&mut public, &mut verified);
+    let boards: Vec<(u32, Vec<String>)> = [5, 6, 1027].map(|n| (n, want.clone())).into();
+    wait_games(
+        &hub,
+        &boards,
+        Duration::from_secs(50),
+        &mut public,
+        &mut verified,
+    )
+    .await;
     for board in [5, 6, 1027] {
         let plies: Vec<u32> = verified
             .iter()
-            .filter(|&&(b, _)| b == board)
-            .map(|&(_, p)| p)
+            .filter(|(b, _, _)| *b == board)
+            .map(|(_, p, _)| *p)
             .collect();
         assert_eq!(plies, (1..=want.len() as u32).collect::<Vec<_>>());
         assert!(hub.public_board(board).unwrap().online);
     }
-    stop.send(()).unwrap();
-    task.await.unwrap().unwrap();
+    d.shutdown().await;
     // One capture for the port, recorded in bus mode.
     let captures: Vec<_> = std::fs::read_dir(dir.path().join("data/journal/captures"))
         .unwrap()
@@ -309,7 +232,7 @@ async fn garbled_change_reports_are_asked_again_and_nothing_is_lost() {
     let bus = serve_bus_pty(&[game.clone(), game.clone()], &opts).unwrap();
     let link = dir.path().join("noisy-bus");
     noisy_line(bus.path(), &link, 4);
-    let (hub, stop, task) = start(config(
+    let d = start(config(
         &dir.path().join("data"),
         vec![BoardConfig {
             port: link.clone(),
@@ -319,6 +242,7 @@ async fn garbled_change_reports_are_asked_again_and_nothing_is_lost() {
             serial: None,
         }],
     ));
+    let hub = d.hub.clone();
     let mut public = hub.subscribe_public();
     wait_for(
         "both games through the noise",
@@ -331,13 +255,12 @@ async fn garbled_change_reports_are_asked_again_and_nothing_is_lost() {
     for board in [1025, 1026] {
         let plies: Vec<u32> = verified
             .iter()
-            .filter(|&&(b, _)| b == board)
-            .map(|&(_, p)| p)
+            .filter(|(b, _, _)| *b == board)
+            .map(|(_, p, _)| *p)
             .collect();
         assert_eq!(plies, (1..=want.len() as u32).collect::<Vec<_>>());
     }
-    stop.send(()).unwrap();
-    task.await.unwrap().unwrap();
+    d.shutdown().await;
     // The journal shows the daemon asked again (BUS_REPEAT_CHANGES, 0x84).
     let port_dir = std::fs::read_dir(dir.path().join("data/journal/captures"))
         .unwrap()
@@ -386,27 +309,20 @@ async fn a_restart_rebuilds_the_game_from_the_journal_and_republishes_nothing() 
         link: Some(link.clone()),
         ..EmulateOptions::default()
     };
-    let boards = || {
-        vec![BoardConfig {
-            port: link.clone(),
-            protocol: Protocol::Dgt,
-            bus: false,
-            number: Some(4),
-            serial: None,
-        }]
-    };
+    let boards = || vec![single(&link, 4)];
     let first = serve_pty(&game, &opts(51)).unwrap();
-    let (hub, stop, task) = start(config(&data, boards()));
+    let d = start(config(&data, boards()));
+    let hub = d.hub.clone();
     wait_for("the whole game", Duration::from_secs(30), || {
         ucis(&hub, 4) == want
     })
     .await;
-    stop.send(()).unwrap();
-    task.await.unwrap().unwrap();
+    d.shutdown().await;
     first.stop().unwrap();
 
     // Second run, board absent: the game is there from the journal alone.
-    let (hub, stop, task) = start(config(&data, boards()));
+    let d = start(config(&data, boards()));
+    let hub = d.hub.clone();
     let mut public = hub.subscribe_public();
     wait_for("the rebuilt game", Duration::from_secs(10), || {
         ucis(&hub, 4) == want
@@ -425,6 +341,5 @@ async fn a_restart_rebuilds_the_game_from_the_journal_and_republishes_nothing() 
     drain_verified(&mut public, &mut verified);
     assert!(verified.is_empty(), "republished {verified:?}");
     assert_eq!(ucis(&hub, 4), want);
-    stop.send(()).unwrap();
-    task.await.unwrap().unwrap();
+    d.shutdown().await;
 }

@@ -468,13 +468,12 @@ fn end_busmode_leaves_bus_mode() {
 }
 
 /// A bus board's change report holds its clock records (one per lever change)
-/// in order with the field records. Two plies and both presses reported by
-/// one poll must reach the tracker as two pressed moves, in that order: with
-/// the presses left to the (rarer) BUS_SEND_CLK polls, the second move would
-/// wait for a poll or the unpressed hold, and a press seen only after the next
-/// move's pictures would be matched against the wrong position.
+/// in order with the field records. The presses must reach the tracker in that
+/// order, but only once the board has scanned after them: the record is
+/// written when the lever moves, a square only at the board's next scan, so a
+/// piece put down just before the press is logged after the record.
 #[test]
-fn bus_clock_records_are_presses_in_their_place_among_the_changes() {
+fn bus_clock_records_are_presses_given_after_the_next_scan() {
     use eboard_bridge::events::{GameEvent, TrackerEvent};
     let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
     let mut events = Vec::new();
@@ -493,6 +492,17 @@ fn bus_clock_records_are_presses_in_their_place_among_the_changes() {
         lever_right_high,
         ..clock_reading(0, 0)
     };
+    let verified = |events: &[Stamped]| -> Vec<(u32, String, u64)> {
+        events
+            .iter()
+            .filter_map(|e| match &e.event {
+                TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
+                    Some((m.ply, m.uci.clone(), e.t_ms))
+                }
+                _ => None,
+            })
+            .collect()
+    };
     feed(&mut session, 0, BusReply::BoardDump(start()), &mut events);
     session.tick(1_000, &mut events);
     feed(
@@ -509,6 +519,10 @@ fn bus_clock_records_are_presses_in_their_place_among_the_changes() {
         minutes: 2,
         seconds: 55,
     };
+
+    // Two plies and both presses in one report: White's press is given when
+    // Black's comes, the squares between being Black's move; Black's waits
+    // for the next report.
     feed(
         &mut session,
         5_000,
@@ -522,21 +536,12 @@ fn bus_clock_records_are_presses_in_their_place_among_the_changes() {
         ]),
         &mut events,
     );
-    let verified = |events: &[Stamped]| -> Vec<(u32, String, u64)> {
-        events
-            .iter()
-            .filter_map(|e| match &e.event {
-                TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
-                    Some((m.ply, m.uci.clone(), e.t_ms))
-                }
-                _ => None,
-            })
-            .collect()
-    };
+    assert_eq!(verified(&events), vec![(1, "e2e4".into(), 5_000)]);
+    feed(&mut session, 5_300, BusReply::Changes(vec![]), &mut events);
     assert_eq!(
         verified(&events),
-        vec![(1, "e2e4".into(), 5_000), (2, "e7e5".into(), 5_000)],
-        "both moves verified by their presses, at the poll that reported them: {events:#?}"
+        vec![(1, "e2e4".into(), 5_000), (2, "e7e5".into(), 5_300)],
+        "{events:#?}"
     );
     assert_eq!(session.stats().ee_presses, 2);
     // The next clock poll shows the lever where the records left it: no
@@ -544,7 +549,7 @@ fn bus_clock_records_are_presses_in_their_place_among_the_changes() {
     let before = events.len();
     feed(
         &mut session,
-        5_300,
+        5_600,
         BusReply::Clock(reading(false)),
         &mut events,
     );
@@ -589,4 +594,73 @@ fn bus_clock_records_are_presses_in_their_place_among_the_changes() {
         verified(&events[before..]),
         vec![(3, "g1f3".into(), 21_100)]
     );
+
+    // A pawn seen on a6 on its way to a5, the press logged before the scan
+    // that found it on a5: the press waits for that scan.
+    let before = events.len();
+    feed(
+        &mut session,
+        30_000,
+        BusReply::Changes(vec![
+            field(Square::A7, Sensed::Empty),
+            field(Square::A6, black),
+            clock(false),
+        ]),
+        &mut events,
+    );
+    // A clock poll in between shows the new lever: it waits with the press.
+    feed(
+        &mut session,
+        30_100,
+        BusReply::Clock(reading(false)),
+        &mut events,
+    );
+    assert!(verified(&events[before..]).is_empty());
+    feed(
+        &mut session,
+        30_300,
+        BusReply::Changes(vec![
+            field(Square::A6, Sensed::Empty),
+            field(Square::A5, black),
+        ]),
+        &mut events,
+    );
+    assert_eq!(
+        verified(&events[before..]),
+        vec![(4, "a7a5".into(), 30_300)]
+    );
+
+    // A board that stops answering polls: its press is given after a second.
+    let before = events.len();
+    feed(
+        &mut session,
+        40_000,
+        BusReply::Changes(vec![
+            field(Square::F1, Sensed::Empty),
+            field(Square::C4, Sensed::Piece(Role::Bishop.of(Color::White))),
+            clock(true),
+        ]),
+        &mut events,
+    );
+    session.tick(40_500, &mut events);
+    assert!(verified(&events[before..]).is_empty());
+    session.tick(41_000, &mut events);
+    assert_eq!(
+        verified(&events[before..]),
+        vec![(5, "f1c4".into(), 41_000)]
+    );
+    assert_quiet_session(&events);
+}
+
+fn assert_quiet_session(events: &[Stamped]) {
+    use eboard_bridge::events::{GameEvent, TrackerEvent};
+    for e in events {
+        assert!(
+            !matches!(
+                e.event,
+                TrackerEvent::Alert(_) | TrackerEvent::Game(GameEvent::Retraction { .. })
+            ),
+            "{e:?}"
+        );
+    }
 }

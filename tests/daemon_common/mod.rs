@@ -115,7 +115,12 @@ impl Running {
 
 /// Starts the daemon in this process.
 pub fn start(config: Config) -> Running {
-    let hub = Arc::new(Hub::new());
+    start_on(Arc::new(Hub::new()), config)
+}
+
+/// Starts the daemon on a hub the caller may have subscribed to already, so
+/// that nothing published while the journal is recovered is missed.
+pub fn start_on(hub: Arc<Hub>, config: Config) -> Running {
     let (stop, stop_rx) = oneshot::channel::<()>();
     let task = tokio::spawn(eboard_bridge::daemon::run(
         config,
