@@ -75,7 +75,10 @@ async fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool)
 }
 
 /// Verified plies published so far, in order.
-fn drain_verified(rx: &mut broadcast::Receiver<PublicEvent>, out: &mut Vec<(u32, u32)>) {
+fn drain_verified(
+    rx: &mut broadcast::Receiver<std::sync::Arc<PublicEvent>>,
+    out: &mut Vec<(u32, u32)>,
+) {
     while let Ok(e) = rx.try_recv() {
         if let GameEvent::Move(m) = &e.event {
             if m.verified {

@@ -151,7 +151,7 @@ async fn sse(
 ) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
     let last = last_event_id(&headers, &q);
     let events = subscribe(&s.public, s.history.clone(), last).map(|item| {
-        let data = item.to_json().to_string();
+        let data = item.text();
         Ok(match &item {
             Item::Event(ev) => Event::default().id(ev.seq.to_string()).data(data),
             Item::Reset(_) => Event::default().event("reset").data(data),
@@ -178,7 +178,7 @@ async fn ws_session(mut socket: WebSocket, s: AppState, last: Option<u64>) {
         tokio::select! {
             item = events.next() => {
                 let Some(item) = item else { return };
-                let text = item.to_json().to_string();
+                let text = item.text().into_owned();
                 if socket.send(Message::Text(text.into())).await.is_err() {
                     return;
                 }
