@@ -58,9 +58,14 @@ pub struct PublicEvent {
     pub(crate) json: JsonCache,
 }
 
-/// A lazily filled text form; never part of an event's identity.
+/// Text forms of an event made once, on first use, and shared by every
+/// subscriber (the stream JSON, and the whole SSE message around it); never
+/// part of an event's identity.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct JsonCache(pub(crate) std::sync::OnceLock<String>);
+pub(crate) struct JsonCache {
+    pub(crate) json: std::sync::OnceLock<String>,
+    pub(crate) sse: std::sync::OnceLock<axum::body::Bytes>,
+}
 
 impl PartialEq for JsonCache {
     fn eq(&self, _: &JsonCache) -> bool {

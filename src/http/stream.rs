@@ -51,8 +51,26 @@ impl Item {
     /// and shared by every subscriber that sends it.
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            Item::Event(ev) => ev.json.0.get_or_init(|| event_json(ev).to_string()).into(),
+            Item::Event(ev) => ev
+                .json
+                .json
+                .get_or_init(|| event_json(ev).to_string())
+                .into(),
             Item::Reset(_) => self.to_json().to_string().into(),
+        }
+    }
+
+    /// The whole SSE message (`id:`/`event:`, `data:`, blank line). An event's
+    /// message is built once and shared: sending it to a subscriber copies no
+    /// byte (JSON text never holds a line break, so one `data:` line is right).
+    pub fn sse_message(&self) -> axum::body::Bytes {
+        match self {
+            Item::Event(ev) => ev
+                .json
+                .sse
+                .get_or_init(|| format!("id: {}\ndata: {}\n\n", ev.seq, self.text()).into())
+                .clone(),
+            Item::Reset(_) => format!("event: reset\ndata: {}\n\n", self.text()).into(),
         }
     }
 
