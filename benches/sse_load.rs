@@ -13,9 +13,8 @@
 //! clients and 100 boards together).
 //!
 //! `cargo bench --bench sse_load` (environment: `SSE_SUBSCRIBERS`,
-//! `SSE_BOARDS`, `SSE_SECONDS`).
+//! `SSE_BOARDS`, `SSE_SECONDS`, `SSE_STALLED=0` for no stalled subscriber).
 
-use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +29,7 @@ use eboard_bridge::sim::{dgt_capture, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::dgt::Mode;
 use eboard_protocols::hand::HandConfig;
+use tokio::io::AsyncWriteExt as _;
 
 /// Sequence numbers up to this get a creation time (far above what a run makes).
 const MAX_EVENTS: usize = 1 << 22;
@@ -166,6 +166,7 @@ fn main() {
     let subscribers = env("SSE_SUBSCRIBERS", 1000) as usize;
     let boards = env("SSE_BOARDS", 100) as usize;
     let seconds = env("SSE_SECONDS", 60);
+    let with_stalled = env("SSE_STALLED", 1) != 0;
     raise_open_files(subscribers as u64 * 2 + 512);
 
     // Captures first (CPU-heavy, not part of the measurement).
@@ -238,9 +239,19 @@ fn main() {
                 Arc::clone(&stop),
             )));
         }
-        // One subscriber that sends its request and never reads a byte.
-        let mut stalled = std::net::TcpStream::connect(addr).unwrap();
-        write!(stalled, "GET /events HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+        // One subscriber that sends its request and never reads a byte, with a
+        // small receive buffer so the server's writes to it block within
+        // seconds (its queue then overflows and it is reset, alone).
+        let mut stalled = None;
+        if with_stalled {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.set_recv_buffer_size(4096).unwrap();
+            let mut s = socket.connect(addr).await.unwrap();
+            s.write_all(format!("GET /events HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+                .await
+                .unwrap();
+            stalled = Some(s);
+        }
         while connected.load(Ordering::SeqCst) < subscribers {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -304,7 +315,8 @@ fn main() {
         all.sort_unstable();
         let (_, mid_rss, _) = mid_usage.unwrap_or_default();
         println!(
-            "sse_load: {boards} boards, {subscribers} SSE subscribers + 1 stalled, {:.1} s of play",
+            "sse_load: {boards} boards, {subscribers} SSE subscribers + {} stalled, {:.1} s of play",
+            u8::from(with_stalled),
             elapsed.as_secs_f64()
         );
         println!(
