@@ -20,7 +20,7 @@
 //! no move, no result) follows the change: it is the next round's game.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use eboard_protocols::Picture;
 use serde::Serialize;
@@ -52,7 +52,29 @@ pub struct PublicEvent {
     pub round: u32,
     pub t_ms: Millis,
     pub event: GameEvent,
+    /// The event's stream JSON, made once by the first subscriber that sends
+    /// it and shared by the others (a thousand subscribers must not serialise
+    /// every event a thousand times).
+    #[serde(skip)]
+    pub(crate) json: JsonCache,
 }
+
+/// Text forms of an event made once, on first use, and shared by every
+/// subscriber (the stream JSON, and the whole SSE message around it); never
+/// part of an event's identity.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct JsonCache {
+    pub(crate) json: std::sync::OnceLock<String>,
+    pub(crate) sse: std::sync::OnceLock<axum::body::Bytes>,
+}
+
+impl PartialEq for JsonCache {
+    fn eq(&self, _: &JsonCache) -> bool {
+        true
+    }
+}
+
+impl Eq for JsonCache {}
 
 /// What only arbiters see.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -256,7 +278,8 @@ impl State {
 pub struct Hub {
     state: Mutex<State>,
     metrics: Metrics,
-    public_tx: broadcast::Sender<PublicEvent>,
+    /// Events are shared, not copied, per subscriber.
+    public_tx: broadcast::Sender<Arc<PublicEvent>>,
     arbiter_tx: broadcast::Sender<ArbiterEvent>,
     /// The hub's round, for hubs that follow this one (the public delay).
     round_tx: watch::Sender<Option<u32>>,
@@ -291,7 +314,7 @@ impl Hub {
     }
 
     /// Public events from now on.
-    pub fn subscribe_public(&self) -> broadcast::Receiver<PublicEvent> {
+    pub fn subscribe_public(&self) -> broadcast::Receiver<Arc<PublicEvent>> {
         self.public_tx.subscribe()
     }
 
@@ -453,8 +476,9 @@ impl Hub {
                         round: game_round,
                         t_ms: stamped.t_ms,
                         event: event.clone(),
+                        json: JsonCache::default(),
                     };
-                    let _ = self.public_tx.send(e);
+                    let _ = self.public_tx.send(Arc::new(e));
                     return Some(s.public_seq);
                 }
                 None

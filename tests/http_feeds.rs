@@ -956,3 +956,105 @@ async fn the_delayed_view_keeps_each_games_round() {
     let r3 = get(&format!("{base}/round/3/game/1.pgn")).await.1;
     assert!(r3.contains("2. Nf3") && !r3.contains("c4"), "{r3}");
 }
+
+/// Every field dgt.md §4.2 lists is present, with the documented JSON type,
+/// in the tournament, round index and game resources.
+#[tokio::test]
+async fn livechess_cloud_json_has_every_field_of_dgt_md_4_2() {
+    let (hub, _) = hub_with_game();
+    hub.apply(
+        &Stamped {
+            board: 1,
+            ply: 3,
+            t_ms: 7000,
+            event: game(GameEvent::Clock {
+                white_ms: 5_397_000,
+                black_ms: 5_398_000,
+                running: None,
+            }),
+        },
+        true,
+    );
+    let base = start(hub, tournament(0), TOKEN).await;
+    let json =
+        |path: String| async move { serde_json::from_str::<Value>(&get(&path).await.1).unwrap() };
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let sorted = |mut k: Vec<&str>| {
+        k.sort_unstable();
+        k.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let t = json(format!("{base}/tournament.json")).await;
+    for key in [
+        "id",
+        "name",
+        "location",
+        "country",
+        "website",
+        "rules",
+        "chess960",
+        "timecontrol",
+        "rounds",
+        "eboards",
+    ] {
+        assert!(t.get(key).is_some(), "tournament.json lacks {key}");
+    }
+    for r in t["rounds"].as_array().unwrap() {
+        assert_eq!(keys(r), sorted(vec!["count", "live"]));
+        assert!(r["count"].is_u64() && r["live"].is_u64(), "{r}");
+    }
+    assert!(t["eboards"].is_array());
+
+    let idx = json(format!("{base}/round-3/index.json")).await;
+    assert!(idx["date"].is_string());
+    let p = &idx["pairings"][0];
+    assert_eq!(keys(p), sorted(vec!["white", "black", "result", "live"]));
+    for side in ["white", "black"] {
+        assert_eq!(
+            keys(&p[side]),
+            sorted(vec![
+                "fname",
+                "mname",
+                "lname",
+                "title",
+                "federation",
+                "gender",
+                "fideid"
+            ]),
+            "{side}"
+        );
+    }
+    assert!(p["live"].is_boolean());
+    assert!(["1-0", "0-1", "1/2-1/2", "*"].contains(&p["result"].as_str().unwrap()));
+
+    let g = json(format!("{base}/round-3/game-1.json?poll")).await;
+    for key in [
+        "live",
+        "serialNr",
+        "firstMove",
+        "chess960",
+        "result",
+        "comment",
+        "clock",
+        "moves",
+    ] {
+        assert!(g.get(key).is_some(), "game json lacks {key}");
+    }
+    assert!(g["live"].is_boolean() && g["chess960"].is_u64() && g["moves"].is_array());
+    assert_eq!(keys(&g["clock"]), sorted(vec!["white", "black", "time"]));
+    assert_eq!(g["clock"]["white"], 5397);
+    assert_eq!(g["clock"]["black"], 5398);
+    // "<SAN>[ <clock>][+<used>]"
+    for m in g["moves"].as_array().unwrap() {
+        let m = m.as_str().unwrap();
+        let (san, rest) = m.split_once(' ').unwrap();
+        let (left, used) = rest.split_once('+').unwrap();
+        assert!(
+            !san.is_empty() && left.parse::<u64>().is_ok() && used.parse::<u64>().is_ok(),
+            "{m}"
+        );
+    }
+}

@@ -5,7 +5,6 @@ use std::convert::Infallible;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -13,7 +12,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::stream::{subscribe, Item};
+use super::stream::subscribe;
 use super::{json_body, AppState};
 use crate::publish::feeds;
 
@@ -144,20 +143,46 @@ fn last_event_id(headers: &HeaderMap, q: &ResumeQuery) -> Option<u64> {
         .or(q.last_event_id)
 }
 
+/// How often an idle stream gets a comment line, so proxies and browsers keep
+/// the connection open.
+const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// `/events`. The body is the subscriber's stream of ready-made SSE messages
+/// (see [`super::stream::Item::sse_message`]): at a thousand subscribers, building each
+/// message once instead of once per subscriber is what keeps delivery fast.
 async fn sse(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<ResumeQuery>,
-) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
+) -> Response {
     let last = last_event_id(&headers, &q);
-    let events = subscribe(&s.public, s.history.clone(), last).map(|item| {
-        let data = item.to_json().to_string();
-        Ok(match &item {
-            Item::Event(ev) => Event::default().id(ev.seq.to_string()).data(data),
-            Item::Reset(_) => Event::default().event("reset").data(data),
-        })
-    });
-    Sse::new(events).keep_alive(KeepAlive::default())
+    let events = Box::pin(subscribe(&s.public, s.history.clone(), last));
+    let mut keep_alive =
+        tokio::time::interval_at(tokio::time::Instant::now() + SSE_KEEP_ALIVE, SSE_KEEP_ALIVE);
+    keep_alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let body =
+        futures_util::stream::unfold((events, keep_alive), |(mut events, mut ka)| async move {
+            let bytes = tokio::select! {
+                item = events.next() => match item {
+                    Some(item) => {
+                        ka.reset();
+                        item.sse_message()
+                    }
+                    None => return None,
+                },
+                _ = ka.tick() => axum::body::Bytes::from_static(b":\n\n"),
+            };
+            Some((Ok::<_, Infallible>(bytes), (events, ka)))
+        });
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        ],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
 }
 
 async fn ws(
@@ -178,7 +203,7 @@ async fn ws_session(mut socket: WebSocket, s: AppState, last: Option<u64>) {
         tokio::select! {
             item = events.next() => {
                 let Some(item) = item else { return };
-                let text = item.to_json().to_string();
+                let text = item.text().into_owned();
                 if socket.send(Message::Text(text.into())).await.is_err() {
                     return;
                 }

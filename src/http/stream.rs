@@ -17,7 +17,7 @@ pub const HISTORY_CAP: usize = 4096;
 /// The last [`HISTORY_CAP`] public events, in sequence order.
 #[derive(Debug, Default)]
 pub struct History {
-    events: Mutex<VecDeque<PublicEvent>>,
+    events: Mutex<VecDeque<Arc<PublicEvent>>>,
 }
 
 /// Why a subscriber must reload the snapshot.
@@ -42,11 +42,38 @@ impl ResetReason {
 /// One item of a subscriber's stream.
 #[derive(Clone, Debug)]
 pub enum Item {
-    Event(PublicEvent),
+    Event(Arc<PublicEvent>),
     Reset(ResetReason),
 }
 
 impl Item {
+    /// The documented JSON text (docs/feeds.md). An event's text is made once
+    /// and shared by every subscriber that sends it.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Item::Event(ev) => ev
+                .json
+                .json
+                .get_or_init(|| event_json(ev).to_string())
+                .into(),
+            Item::Reset(_) => self.to_json().to_string().into(),
+        }
+    }
+
+    /// The whole SSE message (`id:`/`event:`, `data:`, blank line). An event's
+    /// message is built once and shared: sending it to a subscriber copies no
+    /// byte (JSON text never holds a line break, so one `data:` line is right).
+    pub fn sse_message(&self) -> axum::body::Bytes {
+        match self {
+            Item::Event(ev) => ev
+                .json
+                .sse
+                .get_or_init(|| format!("id: {}\ndata: {}\n\n", ev.seq, self.text()).into())
+                .clone(),
+            Item::Reset(_) => format!("event: reset\ndata: {}\n\n", self.text()).into(),
+        }
+    }
+
     /// The documented JSON form (docs/feeds.md).
     pub fn to_json(&self) -> Value {
         match self {
@@ -73,7 +100,7 @@ pub fn event_json(ev: &PublicEvent) -> Value {
 }
 
 impl History {
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<PublicEvent>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Arc<PublicEvent>>> {
         self.events.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -99,7 +126,7 @@ impl History {
         history
     }
 
-    fn push(&self, ev: PublicEvent) {
+    fn push(&self, ev: Arc<PublicEvent>) {
         let mut q = self.lock();
         if q.len() == HISTORY_CAP {
             q.pop_front();
@@ -114,14 +141,14 @@ impl History {
 
     /// Events after `after` up to and including `upto`, if the history holds
     /// every one of them.
-    fn range(&self, after: u64, upto: u64) -> Option<Vec<PublicEvent>> {
+    fn range(&self, after: u64, upto: u64) -> Option<Vec<Arc<PublicEvent>>> {
         if after > upto {
             // An id from the future: the daemon restarted and numbering began
             // again, so the client's position means nothing now.
             return None;
         }
         let q = self.lock();
-        let got: Vec<PublicEvent> = q
+        let got: Vec<Arc<PublicEvent>> = q
             .iter()
             .filter(|e| e.seq > after && e.seq <= upto)
             .cloned()
@@ -133,7 +160,7 @@ impl History {
 }
 
 struct SubState {
-    rx: broadcast::Receiver<PublicEvent>,
+    rx: broadcast::Receiver<Arc<PublicEvent>>,
     history: Arc<History>,
     backlog: VecDeque<Item>,
     /// Last sequence number delivered; `None` when the client has not said where it is.

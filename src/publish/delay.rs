@@ -41,7 +41,7 @@ pub fn delayed(live: Arc<Hub>, delay: Duration) -> Arc<Hub> {
     tokio::spawn(async move {
         // Events wait here, not in the broadcast channel: a delay of minutes
         // holds far more events than the channel's capacity.
-        let mut queue: VecDeque<(Instant, PublicEvent)> = VecDeque::new();
+        let mut queue: VecDeque<(Instant, Arc<PublicEvent>)> = VecDeque::new();
         let mut rounds_open = true;
         loop {
             let next_due = queue.front().map(|(due, _)| *due);

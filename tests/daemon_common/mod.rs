@@ -143,7 +143,7 @@ pub async fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> b
 
 /// Verified plies published so far, in order, as (board, ply, uci).
 pub fn drain_verified(
-    rx: &mut broadcast::Receiver<PublicEvent>,
+    rx: &mut broadcast::Receiver<std::sync::Arc<PublicEvent>>,
     out: &mut Vec<(u32, u32, String)>,
 ) {
     loop {
@@ -196,7 +196,7 @@ pub async fn wait_games(
     hub: &Hub,
     boards: &[(u32, Vec<String>)],
     timeout: Duration,
-    public: &mut broadcast::Receiver<PublicEvent>,
+    public: &mut broadcast::Receiver<std::sync::Arc<PublicEvent>>,
     verified: &mut Vec<(u32, u32, String)>,
 ) {
     let deadline = Instant::now() + timeout;
