@@ -61,6 +61,13 @@ pub struct Outcome {
     pub reconstruction: Duration,
     /// Picture changes and clock readings fed to the tracker, roughly: frames decoded.
     pub frames: u64,
+    /// Verified moves (of those equal to the source) whose `clock_ms` shows, to the
+    /// second, what the virtual clock showed for the mover right after that move's press.
+    pub clk_exact: usize,
+    /// Verified moves equal to the source that had a press to compare with.
+    pub clk_checked: usize,
+    /// The first few that did not, as `ply N: published X s, clock showed Y s`.
+    pub clk_mismatches: Vec<String>,
 }
 
 impl Outcome {
@@ -114,6 +121,7 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
             .expect("the game's own start position is legal");
     }
     let mut events = Vec::new();
+    let mut clocks: Vec<Option<u64>> = Vec::new();
     let started = std::time::Instant::now();
     for chunk in &run.chunks {
         session.feed(chunk, &mut events);
@@ -135,11 +143,14 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
                 let ply = m.ply as usize;
                 out.verified.truncate(ply.saturating_sub(1));
                 out.verified.push(m.uci.clone());
+                clocks.truncate(ply.saturating_sub(1));
+                clocks.push(m.clock_ms);
             }
             TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
                 out.retractions += 1;
                 out.verified
                     .truncate((*from_ply as usize).saturating_sub(1));
+                clocks.truncate((*from_ply as usize).saturating_sub(1));
             }
             TrackerEvent::Alert(a) if a.severity >= Severity::Warning => {
                 out.serious_alerts.push(format!(
@@ -149,6 +160,33 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
             }
             TrackerEvent::Alert(_) => out.info_alerts += 1,
             TrackerEvent::Game(_) | TrackerEvent::Resolved(_) => {}
+        }
+    }
+    // The hand model presses once after every move, so the k-th press the clock
+    // recorded completes ply k.
+    for (i, ((got, want), clock)) in out
+        .verified
+        .iter()
+        .zip(&out.expected)
+        .zip(&clocks)
+        .enumerate()
+    {
+        let Some(press) = run.presses.get(i) else {
+            continue;
+        };
+        if got != want {
+            continue;
+        }
+        out.clk_checked += 1;
+        if clock.map(|ms| ms / 1000) == Some(press.shown_seconds()) {
+            out.clk_exact += 1;
+        } else if out.clk_mismatches.len() < 5 {
+            out.clk_mismatches.push(format!(
+                "ply {}: published {:?} s, clock showed {} s",
+                i + 1,
+                clock.map(|ms| ms / 1000),
+                press.shown_seconds()
+            ));
         }
     }
     out
