@@ -1,7 +1,8 @@
 //! Accuracy benchmark: every usable game of `../shared/data` played by the hand
 //! model on the virtual DGT board with sensor noise on, three ways (normal board,
 //! board turned 180°, White's clock on the right), read back through the session
-//! and tracker. Reports exact games, retractions and serious alerts per set-up,
+//! and tracker. Reports exact games, retractions, serious alerts and the verified
+//! moves whose `[%clk]` shows the virtual clock's time after the press, per set-up,
 //! and the cost of reconstruction per board-hour.
 //!
 //! `cargo bench --bench accuracy` (append `-- N` to play only the first N games).
@@ -28,15 +29,16 @@ fn main() {
 
     println!("{} games, sensor noise on", games.len());
     println!(
-        "| set-up | games | exact | plies | retractions | warning/error alerts | info alerts |"
+        "| set-up | games | exact | plies | retractions | warning/error alerts | info alerts | clk exact |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let mut board_time = Duration::ZERO;
     let mut busy = Duration::ZERO;
     let mut runs = 0usize;
     let mut failures = Vec::new();
     for setup in Setup::ALL {
         let (mut exact, mut plies, mut retractions, mut serious, mut info) = (0, 0, 0, 0, 0);
+        let (mut clk_exact, mut clk_checked) = (0, 0);
         for (i, (name, game)) in games.iter().enumerate() {
             let out = run_game(
                 game,
@@ -49,6 +51,16 @@ fn main() {
             retractions += out.retractions;
             serious += out.serious_alerts.len();
             info += out.info_alerts;
+            clk_exact += out.clk_exact;
+            clk_checked += out.clk_checked;
+            if !out.clk_mismatches.is_empty() {
+                failures.push(format!(
+                    "{} [{}]: [%clk] differs from the clock: {:?}",
+                    name,
+                    setup.name(),
+                    out.clk_mismatches
+                ));
+            }
             if out.is_exact() {
                 exact += 1;
             } else {
@@ -63,7 +75,7 @@ fn main() {
             }
         }
         println!(
-            "| {} | {} | {} ({:.2} %) | {} | {} | {} | {} |",
+            "| {} | {} | {} ({:.2} %) | {} | {} | {} | {} | {clk_exact}/{clk_checked} |",
             setup.name(),
             games.len(),
             exact,
@@ -85,7 +97,7 @@ fn main() {
     );
     if !failures.is_empty() {
         println!();
-        println!("{} runs not exact:", failures.len());
+        println!("{} runs not exact or with a wrong [%clk]:", failures.len());
         for f in failures.iter().take(40) {
             println!("  {f}");
         }

@@ -284,3 +284,27 @@ fn no_clock_alert_after_the_game_has_ended() {
     assert!(alerts_of(&sc, CLOCK_STOPPED).is_empty());
     assert!(alerts_of(&sc, FLAG_FALL).is_empty());
 }
+
+#[test]
+fn two_presses_inside_one_report_still_give_each_mover_his_time() {
+    // Black forgets to press after e5, White replies at once, then Black presses
+    // late and White presses too, both between two clock reports: the lever is
+    // back where it was, and only the increments show the presses.
+    let mut sc = Script::standard();
+    sc.play("e2e4", W);
+    sc.hand("e7e5").wait(300);
+    sc.hand("g1f3").wait(300);
+    assert_eq!(sc.sans().len(), 1, "e5 waits for Black's late press");
+    sc.t += 150;
+    sc.report_clock();
+    sc.t += 900;
+    sc.clock.left.millis += 5_000;
+    sc.clock.right.millis += 5_000;
+    sc.report_clock();
+    sc.wait(600);
+    assert_eq!(sc.sans().len(), 3);
+    let m = sc.moves();
+    assert_eq!(m[1].clock_ms, Some(sc.clock.side(sc.side_of(B)).millis));
+    assert_eq!(m[2].clock_ms, Some(sc.clock.side(sc.side_of(W)).millis));
+    assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
+}

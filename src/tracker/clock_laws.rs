@@ -27,7 +27,8 @@
 //! - **6.11 clock stopped while the game goes on.** Once the clock has run in a game
 //!   (6.6: before the first start nothing is wrong), a move made while the clock is
 //!   paused raises one `clock_stopped_moves` warning per pause; it is resolved when
-//!   the clock runs again. Nothing is raised after the game's result is known.
+//!   the clock runs again. Nothing is raised after the game's result is known or
+//!   after a flag fell.
 
 use eboard_protocols::{ClockReading, ClockSide};
 use shakmaty::{Chess, Color, Position};
@@ -192,7 +193,9 @@ impl ClockLaws {
 
     /// The game moved forward on the board (a new move appeared).
     pub fn moved(&mut self, clock_in_use: bool, ply: u32, out: &mut Vec<TrackerEvent>) {
-        if !clock_in_use || !self.started || self.over {
+        // After a flag fall the arbiter is already called and clocks stop
+        // themselves; a stopped clock then says nothing new.
+        if !clock_in_use || !self.started || self.over || !self.flags.is_empty() {
             return;
         }
         let Some(p) = self.pause.as_mut() else {

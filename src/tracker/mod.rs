@@ -237,8 +237,8 @@ pub struct Tracker {
     /// 9.6), once a `Result` was published for it.
     result_ply: Option<u32>,
     /// A reply proved the first pending move while the mover's clock still ran:
-    /// (verified plies then, when first seen), to wait for a late press.
-    late_press_wait: Option<(u32, Millis)>,
+    /// (verified plies then, the reply, when first seen), to wait for a late press.
+    late_press_wait: Option<(u32, Move, Millis)>,
     clock_laws: clock_laws::ClockLaws,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
@@ -420,6 +420,22 @@ impl Tracker {
             if old != new {
                 let before_ms = prev.map(|p| p.side(old).millis);
                 self.on_press(t_ms, old, before_ms, reading, out);
+            } else if let Some(p) = prev.filter(|p| p.running && reading.running) {
+                // Two presses inside one report (the mover's late press, then the
+                // opponent's for a reply already made) leave the lever where it
+                // was; the increment each press added shows them. The running
+                // side's display went up: it pressed first, then the other side.
+                if reading.side(new).millis > p.side(new).millis
+                    && reading.side(new.other()).millis >= p.side(new.other()).millis
+                    && reading.side(new.other()).millis > 0
+                {
+                    let first_before = Some(p.side(new).millis);
+                    self.on_press(t_ms, new, first_before, reading, out);
+                    if self.phase == Phase::Playing {
+                        let second_before = Some(p.side(new.other()).millis);
+                        self.on_press(t_ms, new.other(), second_before, reading, out);
+                    }
+                }
             }
         }
         if self.phase == Phase::Playing && !self.config.no_clock {
@@ -1053,6 +1069,11 @@ impl Tracker {
                 return;
             };
             let n = game.pending.len();
+            if n < 2 {
+                // The reply is gone (taken back in the hand): a wait for the late
+                // press starts afresh when it is made again.
+                self.late_press_wait = None;
+            }
             let mover = game.verified().turn();
             let press_side = self.press.as_ref().map(|p| p.side);
             let for_mover = match press_side {
@@ -1098,14 +1119,25 @@ impl Tracker {
             .zip(self.last_reading.and_then(|r| r.running_side()))
             .map(|(w, s)| side_color(s, w));
         let ply = self.ply();
-        if n != 2 || self.clockless() || running != Some(mover) {
+        let reply = self
+            .game
+            .as_ref()
+            .and_then(|g| g.pending.get(1))
+            .map(|s| s.mv);
+        let (Some(reply), true) = (reply, n == 2) else {
+            self.late_press_wait = None;
+            return false;
+        };
+        if self.clockless() || running != Some(mover) {
             self.late_press_wait = None;
             return false;
         }
+        // The wait belongs to this reply: a reply changed or taken back and made
+        // again starts it afresh.
         let since = match self.late_press_wait {
-            Some((p, since)) if p == ply => since,
+            Some((p, mv, since)) if p == ply && mv == reply => since,
             _ => {
-                self.late_press_wait = Some((ply, t));
+                self.late_press_wait = Some((ply, reply, t));
                 t
             }
         };
