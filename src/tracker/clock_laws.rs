@@ -118,8 +118,16 @@ fn colour_name(c: Color) -> &'static str {
 }
 
 impl ClockLaws {
-    /// A new game starts; `running` says whether the clock already runs.
-    pub fn begin_game(&mut self, running: bool) {
+    /// A new game starts; `running` says whether the clock already runs. A pause
+    /// alert of the previous game still open is resolved: that game is done.
+    pub fn begin_game(&mut self, running: bool, out: &mut Vec<TrackerEvent>) {
+        if let Some(id) = self.pause.and_then(|p| p.alert_id) {
+            out.push(TrackerEvent::Resolved(AlertResolved {
+                id,
+                kind: CLOCK_STOPPED.into(),
+                reason: "A new game started on the board.".into(),
+            }));
+        }
         *self = ClockLaws {
             started: running,
             ..ClockLaws::default()

@@ -644,7 +644,7 @@ impl Tracker {
         self.white_side = None;
         self.turn_started_t = None;
         self.clock_laws
-            .begin_game(self.last_reading.is_some_and(|r| r.running));
+            .begin_game(self.last_reading.is_some_and(|r| r.running), out);
         if let Some(r) = self.last_reading {
             if r.running {
                 let to_move = self.game.as_ref().expect("just set").verified().turn();
