@@ -308,3 +308,27 @@ fn two_presses_inside_one_report_still_give_each_mover_his_time() {
     assert_eq!(m[2].clock_ms, Some(sc.clock.side(sc.side_of(W)).millis));
     assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
 }
+
+#[test]
+fn a_pause_alert_still_open_is_resolved_when_the_next_game_starts() {
+    let mut sc = Script::standard();
+    sc.play("e2e4", W);
+    sc.t += 100;
+    sc.clock.running = false;
+    sc.report_clock();
+    sc.hand("e7e5").wait(500);
+    let id = alerts_of(&sc, CLOCK_STOPPED)[0].1.id;
+    // The players set up the next game with the clock still stopped.
+    sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.wait(4_000);
+    assert_eq!(sc.game_starts().len(), 2, "{:?}", sc.events);
+    let resolved: Vec<_> = sc
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TrackerEvent::Resolved(r) => Some(r.id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resolved, vec![id]);
+}
