@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use eboard_bridge::accuracy::expected_result;
 use eboard_bridge::events::{GameEvent, GameResult, Millis, TrackerEvent};
 use eboard_bridge::games::{fen_of, load_index};
 use eboard_bridge::tracker::{start_number, Tracker, TrackerConfig};
@@ -175,6 +176,13 @@ fn automatic_results_match_the_index_at_the_right_ply() {
             .filter_map(|(p, r)| p.map(|p| (GameResult::Draw, r, p)))
             .min_by_key(|(_, _, p)| *p)
         };
+        // The accuracy bench's own reading must agree with this one.
+        if expected_result(game, &entry.final_state) != expected {
+            failures.push(format!(
+                "{}#{}: accuracy::expected_result disagrees with {expected:?}",
+                entry.file, entry.index
+            ));
+        }
         if has("insufficient_material") && dead.is_none() {
             failures.push(format!(
                 "{}#{}: index says dead, shakmaty never",
