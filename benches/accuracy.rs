@@ -1,15 +1,17 @@
 //! Accuracy benchmark: every usable game of `../shared/data` played by the hand
 //! model on the virtual DGT board with sensor noise on, three ways (normal board,
 //! board turned 180°, White's clock on the right), read back through the session
-//! and tracker. Reports exact games, retractions and serious alerts per set-up,
-//! and the cost of reconstruction per board-hour.
+//! and tracker. Reports exact games, retractions, serious alerts and the verified
+//! moves whose `[%clk]` shows the virtual clock's time after the press, and the
+//! games whose published result (5.1.1, 5.2, 9.6) is the one the Laws give at the
+//! right ply, per set-up, and the cost of reconstruction per board-hour.
 //!
 //! `cargo bench --bench accuracy` (append `-- N` to play only the first N games).
 
 use std::path::Path;
 use std::time::Duration;
 
-use eboard_bridge::accuracy::{run_game, sim_options, Setup};
+use eboard_bridge::accuracy::{expected_result, run_game, sim_options, Setup};
 use eboard_bridge::games::load_index;
 
 fn main() {
@@ -22,22 +24,30 @@ fn main() {
     let games: Vec<_> = load_index(&index)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", index.display()))
         .into_iter()
-        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
+        .filter_map(|g| {
+            let name = format!("{}#{}", g.file, g.index);
+            let expected = g
+                .game
+                .as_ref()
+                .and_then(|game| expected_result(game, &g.final_state));
+            g.game.map(|game| (name, game, expected))
+        })
         .take(max)
         .collect();
 
     println!("{} games, sensor noise on", games.len());
     println!(
-        "| set-up | games | exact | plies | retractions | warning/error alerts | info alerts |"
+        "| set-up | games | exact | plies | retractions | warning/error alerts | info alerts | clk exact | results right |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut board_time = Duration::ZERO;
     let mut busy = Duration::ZERO;
     let mut runs = 0usize;
     let mut failures = Vec::new();
     for setup in Setup::ALL {
         let (mut exact, mut plies, mut retractions, mut serious, mut info) = (0, 0, 0, 0, 0);
-        for (i, (name, game)) in games.iter().enumerate() {
+        let (mut clk_exact, mut clk_checked, mut results_right) = (0, 0, 0);
+        for (i, (name, game, expected)) in games.iter().enumerate() {
             let out = run_game(
                 game,
                 &sim_options(setup, i as u64, std::env::var_os("NO_NOISE").is_none()),
@@ -49,6 +59,31 @@ fn main() {
             retractions += out.retractions;
             serious += out.serious_alerts.len();
             info += out.info_alerts;
+            let published: Vec<_> = out
+                .results
+                .iter()
+                .map(|(r, why, ply)| (*r, why.as_str(), *ply))
+                .collect();
+            let wanted: Vec<_> = expected.iter().copied().collect();
+            if published == wanted {
+                results_right += 1;
+            } else {
+                failures.push(format!(
+                    "{} [{}]: results {published:?}, the Laws give {wanted:?}",
+                    name,
+                    setup.name()
+                ));
+            }
+            clk_exact += out.clk_exact;
+            clk_checked += out.clk_checked;
+            if !out.clk_mismatches.is_empty() {
+                failures.push(format!(
+                    "{} [{}]: [%clk] differs from the clock: {:?}",
+                    name,
+                    setup.name(),
+                    out.clk_mismatches
+                ));
+            }
             if out.is_exact() {
                 exact += 1;
             } else {
@@ -63,7 +98,7 @@ fn main() {
             }
         }
         println!(
-            "| {} | {} | {} ({:.2} %) | {} | {} | {} | {} |",
+            "| {} | {} | {} ({:.2} %) | {} | {} | {} | {} | {clk_exact}/{clk_checked} | {results_right}/{} |",
             setup.name(),
             games.len(),
             exact,
@@ -71,7 +106,8 @@ fn main() {
             plies,
             retractions,
             serious,
-            info
+            info,
+            games.len()
         );
     }
     let hours = board_time.as_secs_f64() / 3600.0;
@@ -85,7 +121,10 @@ fn main() {
     );
     if !failures.is_empty() {
         println!();
-        println!("{} runs not exact:", failures.len());
+        println!(
+            "{} runs not exact, with a wrong [%clk] or a wrong result:",
+            failures.len()
+        );
         for f in failures.iter().take(40) {
             println!("  {f}");
         }

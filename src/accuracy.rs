@@ -12,7 +12,7 @@ use eboard_protocols::dgt::Mode;
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
 
-use crate::events::{GameEvent, Severity, TrackerEvent};
+use crate::events::{GameEvent, GameResult, Severity, TrackerEvent};
 use crate::games::Game;
 use crate::session::DgtSession;
 use crate::sim::{simulate, SimOptions};
@@ -61,6 +61,16 @@ pub struct Outcome {
     pub reconstruction: Duration,
     /// Picture changes and clock readings fed to the tracker, roughly: frames decoded.
     pub frames: u64,
+    /// Verified moves (of those equal to the source) whose `clock_ms` shows, to the
+    /// second, what the virtual clock showed for the mover right after that move's press.
+    pub clk_exact: usize,
+    /// Verified moves equal to the source that had a press to compare with.
+    pub clk_checked: usize,
+    /// The first few that did not, as `ply N: published X s, clock showed Y s`.
+    pub clk_mismatches: Vec<String>,
+    /// Results published, with their reason and the ply of the last verified move
+    /// before them.
+    pub results: Vec<(GameResult, String, u32)>,
 }
 
 impl Outcome {
@@ -114,6 +124,8 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
             .expect("the game's own start position is legal");
     }
     let mut events = Vec::new();
+    let mut clocks: Vec<Option<u64>> = Vec::new();
+    let mut last_ply = 0;
     let started = std::time::Instant::now();
     for chunk in &run.chunks {
         session.feed(chunk, &mut events);
@@ -135,11 +147,17 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
                 let ply = m.ply as usize;
                 out.verified.truncate(ply.saturating_sub(1));
                 out.verified.push(m.uci.clone());
+                clocks.truncate(ply.saturating_sub(1));
+                clocks.push(m.clock_ms);
+                last_ply = m.ply;
             }
             TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
                 out.retractions += 1;
                 out.verified
                     .truncate((*from_ply as usize).saturating_sub(1));
+                clocks.truncate((*from_ply as usize).saturating_sub(1));
+                out.results.retain(|r| r.2 < *from_ply);
+                last_ply = from_ply.saturating_sub(1);
             }
             TrackerEvent::Alert(a) if a.severity >= Severity::Warning => {
                 out.serious_alerts.push(format!(
@@ -148,8 +166,84 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
                 ));
             }
             TrackerEvent::Alert(_) => out.info_alerts += 1,
+            TrackerEvent::Game(GameEvent::Result { result, reason }) => {
+                out.results.push((*result, reason.clone(), last_ply));
+            }
             TrackerEvent::Game(_) | TrackerEvent::Resolved(_) => {}
         }
     }
+    // The hand model presses once after every move, so the k-th press the clock
+    // recorded completes ply k.
+    for (i, ((got, want), clock)) in out
+        .verified
+        .iter()
+        .zip(&out.expected)
+        .zip(&clocks)
+        .enumerate()
+    {
+        let Some(press) = run.presses.get(i) else {
+            continue;
+        };
+        if got != want {
+            continue;
+        }
+        out.clk_checked += 1;
+        if clock.map(|ms| ms / 1000) == Some(press.shown_seconds()) {
+            out.clk_exact += 1;
+        } else if out.clk_mismatches.len() < 5 {
+            out.clk_mismatches.push(format!(
+                "ply {}: published {:?} s, clock showed {} s",
+                i + 1,
+                clock.map(|ms| ms / 1000),
+                press.shown_seconds()
+            ));
+        }
+    }
     out
+}
+
+/// The result the Laws give without a claim for a game whose index entry lists
+/// `final_state` (python-chess's reading of the final position), with its reason as
+/// the tracker words it and the ply where it first held: the last ply for mate and
+/// stalemate, the first ply that reached a dead position, a fifth repetition or 75
+/// moves otherwise (the source may play on past them). `None` when the game ends
+/// without one (or only with a claimable draw). Computed here with shakmaty, apart
+/// from the tracker, for the benchmark and the tests to compare with.
+pub fn expected_result(
+    game: &Game,
+    final_state: &[String],
+) -> Option<(GameResult, &'static str, u32)> {
+    let has = |s: &str| final_state.iter().any(|f| f == s);
+    let n = game.moves.len() as u32;
+    if has("checkmate") {
+        let last_mover = if n % 2 == 1 {
+            game.start.turn()
+        } else {
+            !game.start.turn()
+        };
+        return Some((GameResult::win_for(last_mover), "checkmate", n));
+    }
+    if has("stalemate") {
+        return Some((GameResult::Draw, "stalemate", n));
+    }
+    let mut history = vec![game.start.clone()];
+    for (i, m) in game.moves.iter().enumerate() {
+        let mut next = history.last().expect("start").clone();
+        next.play_unchecked(*m);
+        let ply = i as u32 + 1;
+        let reason = if next.is_insufficient_material() {
+            Some("dead position")
+        } else if history.iter().filter(|p| **p == next).count() >= 4 {
+            Some("fivefold repetition")
+        } else if next.halfmoves() >= 150 && !next.is_checkmate() {
+            Some("75-move rule")
+        } else {
+            None
+        };
+        history.push(next);
+        if let Some(r) = reason {
+            return Some((GameResult::Draw, r, ply));
+        }
+    }
+    None
 }

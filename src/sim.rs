@@ -5,7 +5,7 @@
 //! a whole game takes milliseconds and the accuracy benchmark can run thousands.
 
 use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig};
-use eboard_protocols::dgt::virtual_clock::ClockConfig;
+use eboard_protocols::dgt::virtual_clock::{ClockConfig, PressRecord};
 use eboard_protocols::hand::{self, HandConfig, HandScript, PhysicalBoard};
 use shakmaty::Position;
 
@@ -55,6 +55,9 @@ impl Default for SimOptions {
 pub struct SimRun {
     pub chunks: Vec<Chunk>,
     pub script: HandScript,
+    /// The virtual clock's own record of every press that completed a move (the
+    /// `k`-th after ply `k`): what a verified move's `[%clk]` must show.
+    pub presses: Vec<PressRecord>,
 }
 
 /// Plays `game` on a virtual DGT board and records both directions.
@@ -102,7 +105,11 @@ pub fn simulate(game: &Game, opts: &SimOptions) -> SimRun {
     // Host bytes were pushed first, so a stable sort keeps a command ahead of an
     // answer stamped the same millisecond.
     chunks.sort_by_key(|c| c.t_ms);
-    SimRun { chunks, script }
+    SimRun {
+        chunks,
+        script,
+        presses: board.clock().presses().to_vec(),
+    }
 }
 
 /// Plays `game` on a virtual DGT board and returns the capture.

@@ -224,6 +224,9 @@ fn s13_immediate_recapture_without_presses() {
     let mut sc = fen("r1bqkbnr/ppp2ppp/2np4/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 0 4");
     sc.lift("e5").lift("f3").place("e5", 'N');
     sc.lift("d6").lift("e5").place("e5", 'p');
+    // White's clock still runs: the move waits `late_press_ms` for a late press,
+    // whose time its [%clk] would carry, then the recapture proves it.
+    sc.wait(2_000);
     assert_eq!(
         sc.sans(),
         s(&["Nxe5"]),
@@ -1011,7 +1014,9 @@ fn s55_two_plies_in_one_picture() {
         ("e7", None),
         ("e5", Some('p')),
     ]);
-    // One scan reports all four squares: only the last picture is whole.
+    // One scan reports all four squares: only the last picture is whole. White's
+    // clock still runs, so e4 waits `late_press_ms` for White's press first.
+    sc.wait(2_000);
     assert_eq!(sc.sans(), s(&["e4"]));
     sc.wait(300).press(W).press(B);
     assert_eq!(sc.sans(), s(&["e4", "e5"]));
@@ -1132,9 +1137,28 @@ fn s59_opponent_moves_before_the_press() {
     let mut sc = Script::standard();
     sc.hand("e2e4").wait(300);
     sc.hand("e7e5");
-    assert_eq!(sc.sans(), s(&["e4"]), "the reply proves e4 complete");
-    sc.press(W).wait(200).press(B);
+    // White's clock still runs: e4 waits for White's late press (6.2.2) so that
+    // its [%clk] is the time after the press...
+    assert!(sc.sans().is_empty());
+    sc.press(W);
+    assert_eq!(sc.sans(), s(&["e4"]), "the late press completes e4");
+    let clk = sc.moves()[0].clock_ms;
+    assert_eq!(clk, Some(sc.clock.side(sc.side_of(W)).millis));
+    sc.wait(200).press(B);
     assert_eq!(sc.sans(), s(&["e4", "e5"]));
+    assert_quiet(&sc);
+}
+
+#[test]
+fn s59_reply_proves_the_move_when_no_press_comes() {
+    let mut sc = Script::standard();
+    sc.hand("e2e4").wait(300);
+    sc.hand("e7e5").wait(1_500);
+    assert!(sc.sans().is_empty(), "waiting for White's late press");
+    sc.wait(600);
+    assert_eq!(sc.sans(), s(&["e4"]), "the reply proves e4 complete");
+    sc.press(B);
+    assert_eq!(sc.sans(), s(&["e4"]));
     assert_quiet(&sc);
 }
 
@@ -1169,8 +1193,16 @@ fn automatic_draw_is_noted_and_the_record_goes_on() {
         ("automatic_draw", "5.2.2")
     );
     assert_eq!(a[0].severity, Severity::Info);
-    assert!(
-        sc.results().is_empty(),
-        "the players decide; the board is still followed"
+    // 5.2.2 ends the game at once: the draw is published at that ply, and the
+    // board is still followed (players often play on until the arbiter comes).
+    assert_eq!(
+        sc.results(),
+        vec![&GameEvent::Result {
+            result: eboard_bridge::events::GameResult::Draw,
+            reason: "dead position".into()
+        }]
     );
+    sc.play("e8d7", B);
+    assert_eq!(sc.sans(), s(&["Nxf3+", "Ke2", "Kd7"]));
+    assert_eq!(sc.results().len(), 1, "the first ending stands");
 }

@@ -18,7 +18,9 @@
 //! - Verified moves are withdrawn only when the board is put back to an earlier
 //!   position of the game and held there (takeback, arbiter correction).
 
+mod clock_laws;
 mod laws;
+mod results;
 mod search;
 mod start;
 
@@ -39,6 +41,11 @@ use crate::events::{
 use crate::operator::Refusal;
 use crate::timecontrol::{Category, Regime, TimeControl};
 
+pub use clock_laws::{
+    flag_fall_result, CLOCK_STOPPED, CONTROL_SETTLE_MS, CONTROL_TIME, CONTROL_TOLERANCE_MS,
+    FLAG_FALL,
+};
+pub use results::{ending, Ending};
 pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
 
 /// Settings a tracker is created with.
@@ -73,6 +80,10 @@ pub struct TrackerConfig {
     pub displaced_alert_ms: Millis,
     /// Most plies searched for between two pictures (bursts, §4.9).
     pub max_burst_plies: usize,
+    /// A move the opponent's reply proved complete (6.2.1) while the mover's clock
+    /// still runs waits this long for the mover's late press (6.2.2), so that its
+    /// `[%clk]` is the time after the press (increment included), not a running one.
+    pub late_press_ms: Millis,
     /// The event's time control, when configured: decides the category (A.1/B.1),
     /// the control moves (6.10.2) and the penalties alerts suggest.
     pub time_control: Option<TimeControl>,
@@ -102,6 +113,8 @@ impl Default for TrackerConfig {
             // is a move under way and gets 10 s.
             displaced_alert_ms: 6_000,
             max_burst_plies: 4,
+            // A player who forgot to press does so within a second of the reply.
+            late_press_ms: 2_000,
             time_control: None,
             regime: Regime::default(),
         }
@@ -142,6 +155,8 @@ struct Press {
     t: Millis,
     clock_ms: u64,
     emt_ms: Option<u64>,
+    /// The presser's display on the last reading before the press (6.10.2 check).
+    before_ms: Option<u64>,
     alerted: bool,
     /// The board showed the mover's move complete after the press: the press is
     /// fulfilled even if the opponent's hand moves in before it settles.
@@ -267,8 +282,13 @@ pub struct Tracker {
     /// An earlier position of the game the board showed since the last explained
     /// picture (the start of a takeback).
     passed_back: Option<usize>,
-    /// An automatic draw (5.2.2, 9.6) was reported for this game.
-    draw_noted: bool,
+    /// The ply at which the Laws ended this game without a claim (5.1.1, 5.2,
+    /// 9.6), once a `Result` was published for it.
+    result_ply: Option<u32>,
+    /// A reply proved the first pending move while the mover's clock still ran:
+    /// (verified plies then, the reply, when first seen), to wait for a late press.
+    late_press_wait: Option<(u32, Move, Millis)>,
+    clock_laws: clock_laws::ClockLaws,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
     /// Accept what the squares did not show: captures whose square was never seen
@@ -358,7 +378,9 @@ impl Tracker {
             ambiguous_lines: Vec::new(),
             displaced: None,
             passed_back: None,
-            draw_noted: false,
+            result_ply: None,
+            late_press_wait: None,
+            clock_laws: clock_laws::ClockLaws::default(),
             seen: search::Seen::default(),
             lenient: false,
             lenient_tried: None,
@@ -447,8 +469,23 @@ impl Tracker {
         self.last_change_t = t_ms;
         match self.phase {
             Phase::WaitingStart | Phase::Over => self.look_for_start(t_ms, picture),
-            Phase::Playing => self.play_picture(t_ms, picture, out),
+            Phase::Playing => {
+                let before = self.line_len();
+                self.play_picture(t_ms, picture, out);
+                if self.phase == Phase::Playing && self.line_len() > before {
+                    let clock_in_use = !self.clockless();
+                    let ply = self.ply();
+                    self.clock_laws.moved(clock_in_use, ply, out);
+                }
+            }
         }
+    }
+
+    /// Verified plies plus provisional ones: grows when a move is made.
+    fn line_len(&self) -> usize {
+        self.game
+            .as_ref()
+            .map_or(0, |g| g.history.len() + g.pending.len())
     }
 
     /// A new clock reading.
@@ -495,7 +532,35 @@ impl Tracker {
         // The side whose button went down pressed.
         if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
             if old != new {
-                self.on_press(t_ms, old, reading, out);
+                let before_ms = prev.map(|p| p.side(old).millis);
+                self.on_press(t_ms, old, before_ms, reading, out);
+            } else if let Some(p) = prev.filter(|p| p.running && reading.running) {
+                // Two presses inside one report (the mover's late press, then the
+                // opponent's for a reply already made) leave the lever where it
+                // was; the increment each press added shows them. The running
+                // side's display went up: it pressed first, then the other side.
+                if reading.side(new).millis > p.side(new).millis
+                    && reading.side(new.other()).millis >= p.side(new.other()).millis
+                    && reading.side(new.other()).millis > 0
+                {
+                    let first_before = Some(p.side(new).millis);
+                    self.on_press(t_ms, new, first_before, reading, out);
+                    if self.phase == Phase::Playing {
+                        let second_before = Some(p.side(new.other()).millis);
+                        self.on_press(t_ms, new.other(), second_before, reading, out);
+                    }
+                }
+            }
+        }
+        if self.phase == Phase::Playing && !self.config.no_clock {
+            if let Some(game) = self.game.as_ref() {
+                let view = clock_laws::GameView {
+                    pos: game.verified(),
+                    ply: game.ply(),
+                    white_side: self.white_side,
+                };
+                self.clock_laws
+                    .reading(t_ms, reading, prev.as_ref(), view, out);
             }
         }
         if let Some(white) = self.white_side {
@@ -548,6 +613,7 @@ impl Tracker {
                             ply: self.game.as_ref().map_or(0, Game::ply),
                         });
                     }
+                    self.clock_laws.numbered(a);
                 }
             }
         }
@@ -975,7 +1041,8 @@ impl Tracker {
         self.press = None;
         self.ambiguous_alerted = None;
         self.ambiguous_lines.clear();
-        self.draw_noted = false;
+        self.result_ply = None;
+        self.late_press_wait = None;
         self.displaced = None;
         self.game_no += 1;
         self.illegal_counts = [0; 2];
@@ -996,6 +1063,8 @@ impl Tracker {
         // A new game may be played with the players on other sides of the clock.
         self.white_side = None;
         self.turn_started_t = None;
+        self.clock_laws
+            .begin_game(self.last_reading.is_some_and(|r| r.running), out);
         if let Some(r) = self.last_reading {
             if r.running {
                 let to_move = self.game.as_ref().expect("just set").verified().turn();
@@ -1462,6 +1531,11 @@ impl Tracker {
                 return;
             };
             let n = game.pending.len();
+            if n < 2 {
+                // The reply is gone (taken back in the hand): a wait for the late
+                // press starts afresh when it is made again.
+                self.late_press_wait = None;
+            }
             let mover = game.verified().turn();
             let press_side = self.press.as_ref().map(|p| p.side);
             let for_mover = match press_side {
@@ -1473,6 +1547,9 @@ impl Tracker {
                 self.press = None;
             }
             if n >= 2 {
+                if !for_mover && self.awaits_late_press(t, mover, n) {
+                    return;
+                }
                 let press = if for_mover { self.press.take() } else { None };
                 self.verify_first(press.as_ref(), out);
                 continue;
@@ -1508,6 +1585,41 @@ impl Tracker {
         }
     }
 
+    /// Whether to hold the first pending move (proven by the reply) for its mover's
+    /// press: the mover's clock still runs, so the press is still to come (6.2.2)
+    /// and only it shows the time the record must carry. Held while the reply is
+    /// the only move after it, for at most `late_press_ms`.
+    fn awaits_late_press(&mut self, t: Millis, mover: Color, n: usize) -> bool {
+        let running = self
+            .white_side
+            .zip(self.last_reading.and_then(|r| r.running_side()))
+            .map(|(w, s)| side_color(s, w));
+        let ply = self.ply();
+        let reply = self
+            .game
+            .as_ref()
+            .and_then(|g| g.pending.get(1))
+            .map(|s| s.mv);
+        let (Some(reply), true) = (reply, n == 2) else {
+            self.late_press_wait = None;
+            return false;
+        };
+        if self.clockless() || running != Some(mover) {
+            self.late_press_wait = None;
+            return false;
+        }
+        // The wait belongs to this reply: a reply changed or taken back and made
+        // again starts it afresh.
+        let since = match self.late_press_wait {
+            Some((p, mv, since)) if p == ply && mv == reply => since,
+            _ => {
+                self.late_press_wait = Some((ply, reply, t));
+                t
+            }
+        };
+        t < since + self.config.late_press_ms
+    }
+
     /// Publishes the first provisional move as verified.
     fn verify_first(&mut self, press: Option<&Press>, out: &mut Vec<TrackerEvent>) {
         let white_side = self.white_side;
@@ -1516,6 +1628,7 @@ impl Tracker {
         let step = game.pending.remove(0);
         let before = game.verified().clone();
         let mover = before.turn();
+        let fullmove = before.fullmoves().get();
         let san = SanPlus::from_move(before, step.mv).to_string();
         let uci = step.mv.to_uci(game.mode).to_string();
         let fen = Fen::from_position(&step.pos, EnPassantMode::Legal).to_string();
@@ -1542,60 +1655,76 @@ impl Tracker {
             emt_ms,
             reconstructed: step.reconstructed,
         })));
-        let pos = game.verified();
-        // Mate and stalemate end the game (5.1.1, 5.2.1): no move is left anyway.
-        if pos.is_checkmate() {
-            self.end_game(GameResult::win_for(mover), "checkmate".into(), out);
-            return;
+        if let Some(p) = press {
+            self.clock_laws.pressed_move(
+                self.config.time_control.as_ref(),
+                ply,
+                mover,
+                fullmove,
+                p.side,
+                p.t,
+                p.before_ms,
+            );
         }
-        if pos.is_stalemate() {
-            self.end_game(GameResult::Draw, "stalemate".into(), out);
-            return;
-        }
-        // The other endings that need no claim (5.2.2, 9.6) are the arbiter's to
-        // apply: players often play on, and the record must keep following the board.
-        let draw = if pos.is_insufficient_material() {
-            Some(("5.2.2", "dead position: neither side can mate"))
-        } else if pos.halfmoves() >= 150 {
-            Some((
-                "9.6.2",
-                "75 moves by each side without a pawn move or capture",
-            ))
-        } else if game.history.iter().filter(|p| *p == pos).count() >= 5 {
-            // shakmaty's position equality is the FIDE one (9.2): same pieces,
-            // side to move, castling and en passant possibilities.
-            Some(("9.6.1", "the same position for the fifth time"))
-        } else {
-            None
-        };
-        if let Some((article, why)) = draw {
-            if !self.draw_noted {
-                self.draw_noted = true;
-                out.push(TrackerEvent::Alert(Alert {
-                    id: 0,
-                    penalty: None,
-                    kind: "automatic_draw".into(),
-                    article: article.into(),
-                    severity: Severity::Info,
-                    squares: Vec::new(),
-                    message: format!(
-                        "After ply {ply}, {why}: the game is drawn under the Laws; the moves are still recorded."
-                    ),
-                }));
-            }
-        }
-        // Draws the player to move may claim (9.2, 9.3): facts for the arbiter.
+        let game = self.game.as_ref().expect("playing");
+        // Draws the player to move may claim (9.2, 9.3): facts for the arbiter,
+        // whether or not the position also ends the game.
         out.extend(laws::draw_claims(
             &game.history,
-            pos,
+            game.verified(),
             ply,
             &mut self.claims_noted,
             &mut self.fifty_noted,
         ));
+        let Some(ending) = results::ending(&game.history) else {
+            return;
+        };
+        if ending.is_final() {
+            // Mate and stalemate end the game (5.1.1, 5.2.1): no move is left anyway.
+            // After an earlier automatic draw the first ending stands: the game is
+            // over for the record, only the board stops here.
+            if self.result_ply.is_some() {
+                self.phase = Phase::Over;
+                self.press = None;
+                self.takeback = None;
+                self.start_candidate = None;
+                if let Some(g) = self.game.as_mut() {
+                    g.pending.clear();
+                }
+            } else {
+                self.end_game(ending.result(), ending.reason().into(), out);
+            }
+            return;
+        }
+        // The other endings that need no claim (5.2.2, 9.6) end the game in law, so
+        // the result is published at this ply; players often play on before the
+        // arbiter steps in, and the record keeps following the board.
+        if self.result_ply.is_none() {
+            self.result_ply = Some(ply);
+            self.clock_laws.game_over();
+            out.push(TrackerEvent::Alert(Alert {
+                id: 0,
+                penalty: None,
+                kind: "automatic_draw".into(),
+                article: ending.article().into(),
+                severity: Severity::Info,
+                squares: Vec::new(),
+                message: format!(
+                    "After ply {ply}, {}: the game is drawn under the Laws; the moves are still recorded.",
+                    ending.description()
+                ),
+            }));
+            out.push(TrackerEvent::Game(GameEvent::Result {
+                result: ending.result(),
+                reason: ending.reason().into(),
+            }));
+        }
     }
 
     fn end_game(&mut self, result: GameResult, reason: String, out: &mut Vec<TrackerEvent>) {
         out.push(TrackerEvent::Game(GameEvent::Result { result, reason }));
+        self.result_ply = Some(self.ply());
+        self.clock_laws.game_over();
         self.phase = Phase::Over;
         self.press = None;
         self.takeback = None;
@@ -1714,7 +1843,7 @@ impl Tracker {
         self.unexplained_alerted = false;
         self.claims_noted.clear();
         self.fifty_noted = false;
-        self.draw_noted = false;
+        self.result_ply = None;
         self.seen.reset(Target::Board(&illegal));
         self.resolution = Resolution::Explained;
         self.play_picture(t, raw, out);
@@ -1755,6 +1884,7 @@ impl Tracker {
         &mut self,
         t: Millis,
         side: ClockSide,
+        before_ms: Option<u64>,
         reading: &ClockReading,
         out: &mut Vec<TrackerEvent>,
     ) {
@@ -1763,6 +1893,7 @@ impl Tracker {
             t,
             clock_ms: reading.side(side).millis,
             emt_ms: self.turn_started_t.map(|s| t.saturating_sub(s)),
+            before_ms,
             alerted: false,
             matched: false,
             on_still_move: false,
@@ -1857,7 +1988,13 @@ impl Tracker {
                     }
                 }
             }
-            Phase::Playing => self.game_timers(t, out),
+            Phase::Playing => {
+                self.game_timers(t, out);
+                if self.phase == Phase::Playing && !self.config.no_clock {
+                    let last = self.last_reading;
+                    self.clock_laws.tick(t, last.as_ref(), out);
+                }
+            }
         }
     }
 
@@ -2099,6 +2236,12 @@ impl Tracker {
                 self.restart(t, cand, out);
                 return;
             }
+        }
+        if self.result_ply.is_some_and(|p| p as usize > k) {
+            // The result's ply is withdrawn: the game is open again (a publisher
+            // drops the result with the retraction).
+            self.result_ply = None;
+            self.clock_laws.reopen();
         }
         let game = self.game.as_mut().expect("playing");
         let n = game.history.len() - 1;

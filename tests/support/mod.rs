@@ -226,6 +226,12 @@ impl Script {
         self.record(out);
     }
 
+    /// The clock reports its state now (after a test changed `clock`).
+    pub fn report_clock(&mut self) -> &mut Self {
+        self.send_clock();
+        self
+    }
+
     pub fn side_of(&self, c: Color) -> ClockSide {
         match c {
             Color::White => self.white_side,

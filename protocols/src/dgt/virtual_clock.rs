@@ -59,6 +59,26 @@ pub enum ClockButton {
     Ok = 0x35,
 }
 
+/// One completed press, as the clock itself knows it: the ground truth a
+/// reader's `[%clk]` is checked against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PressRecord {
+    /// When the lever changed.
+    pub t_ms: u64,
+    /// The side that pressed (its time stopped).
+    pub side: ClockSide,
+    /// The presser's remaining time right after the press, per-move time included.
+    pub remaining_ms: u64,
+}
+
+impl PressRecord {
+    /// What the display shows for [`PressRecord::remaining_ms`], in whole seconds
+    /// (rounded up, as the DGT 3000 shows it).
+    pub fn shown_seconds(&self) -> u64 {
+        self.remaining_ms.div_ceil(1000)
+    }
+}
+
 /// The state of a virtual DGT 3000.
 #[derive(Clone, Debug)]
 pub struct VirtualClock {
@@ -77,6 +97,8 @@ pub struct VirtualClock {
     move_started: u64,
     /// Acks waiting to be sent: (due time, ack).
     acks: Vec<(u64, ClockAck)>,
+    /// Every press that moved the lever, oldest first (not the starting press).
+    presses: Vec<PressRecord>,
 }
 
 fn split_ms(ms: u64) -> (u8, u8, u8) {
@@ -109,6 +131,7 @@ impl VirtualClock {
             last_t: 0,
             move_started: 0,
             acks: Vec::new(),
+            presses: Vec::new(),
         }
     }
 
@@ -134,6 +157,12 @@ impl VirtualClock {
     /// Whether time is counting.
     pub fn running(&self) -> bool {
         self.running
+    }
+
+    /// Every press that completed a move (moved the lever while running), oldest
+    /// first: the `k`-th is the press after ply `k` when every move is pressed.
+    pub fn presses(&self) -> &[PressRecord] {
+        &self.presses
     }
 
     /// Remaining time of `side` in ms at the last advance.
@@ -200,6 +229,11 @@ impl VirtualClock {
             };
         }
         let halted = (side, *ms);
+        self.presses.push(PressRecord {
+            t_ms,
+            side,
+            remaining_ms: *ms,
+        });
         self.lever_right_high = goes_high == ClockSide::Right;
         self.move_started = t_ms;
         Some(halted)

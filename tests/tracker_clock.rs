@@ -1,0 +1,334 @@
+//! Clock Laws at the tracker: `[%clk]` against the virtual DGT 3000's own record.
+
+use std::path::PathBuf;
+
+use eboard_bridge::accuracy::{run_game, sim_options, Setup};
+use eboard_bridge::games::load_index;
+
+/// Every verified move carries the mover's time after its press, to the second:
+/// real games played by the hand model on the virtual board and clock, read back
+/// through the session and tracker, compared with the clock's own press record.
+#[test]
+fn every_verified_move_carries_the_clock_to_the_second() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
+    let (mut checked, mut exact, mut games) = (0, 0, 0);
+    let mut wrong = Vec::new();
+    for (i, entry) in index.iter().enumerate().filter(|(i, _)| i % 40 == 3) {
+        let Some(game) = entry.game.as_ref() else {
+            continue;
+        };
+        let setup = Setup::ALL[i % 3];
+        let out = run_game(game, &sim_options(setup, i as u64, true));
+        games += 1;
+        checked += out.clk_checked;
+        exact += out.clk_exact;
+        if !out.clk_mismatches.is_empty() {
+            wrong.push(format!(
+                "{}#{} [{}]: {:?}",
+                entry.file,
+                entry.index,
+                setup.name(),
+                out.clk_mismatches
+            ));
+        }
+    }
+    assert!(games >= 40, "only {games} games sampled");
+    assert!(checked > 2_000, "only {checked} moves compared");
+    assert!(
+        wrong.is_empty(),
+        "{exact}/{checked} exact; {} games wrong: {wrong:#?}",
+        wrong.len()
+    );
+}
+
+// ----- clock Laws on scripted readings ------------------------------------------
+
+mod support;
+
+use eboard_bridge::events::{Alert, GameEvent, Millis, Severity, TrackerEvent};
+use eboard_bridge::timecontrol::TimeControl;
+use eboard_bridge::tracker::{TrackerConfig, CLOCK_STOPPED, CONTROL_TIME, FLAG_FALL};
+use shakmaty::Color::{Black as B, White as W};
+use support::Script;
+
+/// Alerts of `kind` with the time they were raised.
+fn alerts_of<'a>(sc: &'a Script, kind: &str) -> Vec<(Millis, &'a Alert)> {
+    sc.events
+        .iter()
+        .filter_map(|(t, e)| match e {
+            TrackerEvent::Alert(a) if a.kind == kind => Some((*t, a)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The running side's display reaches zero: the DGT flag bit and 0:00.
+fn flag(sc: &mut Script, c: shakmaty::Color) -> Millis {
+    sc.t += 1_000;
+    let side = sc.side_of(c);
+    let st = match side {
+        eboard_protocols::ClockSide::Left => &mut sc.clock.left,
+        eboard_protocols::ClockSide::Right => &mut sc.clock.right,
+    };
+    st.millis = 0;
+    st.flag_fallen = true;
+    st.flag_shown = true;
+    sc.report_clock();
+    sc.t
+}
+
+#[test]
+fn flag_fall_names_the_player_and_the_result_without_publishing_it() {
+    let mut sc = Script::standard();
+    sc.play("e2e4", W);
+    let shown_at = flag(&mut sc, B);
+    sc.wait(500);
+    let flags = alerts_of(&sc, FLAG_FALL);
+    assert_eq!(flags.len(), 1, "{:?}", sc.alerts());
+    let (t, a) = flags[0];
+    assert!(
+        t - shown_at <= 1_000,
+        "raised {} ms after the reading",
+        t - shown_at
+    );
+    assert_eq!((a.article.as_str(), a.severity), ("6.9", Severity::Error));
+    assert!(
+        a.message.starts_with("Black's flag fell after ply 1"),
+        "{}",
+        a.message
+    );
+    assert!(a.message.contains("White wins (1-0)"), "{}", a.message);
+    // 6.8: the flag counts once the arbiter observes it or a player claims it.
+    assert!(sc.results().is_empty());
+    // Readings that keep showing the fallen flag raise nothing new.
+    sc.t += 1_000;
+    sc.report_clock();
+    assert_eq!(alerts_of(&sc, FLAG_FALL).len(), 1);
+}
+
+#[test]
+fn flag_fall_is_a_draw_when_the_opponent_cannot_mate_and_the_second_flag_is_info() {
+    // Black has a bare king: White's flag falling draws (6.9).
+    let mut sc = Script::from_fen("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1");
+    sc.play("e2e4", W).play("e8d7", B);
+    flag(&mut sc, W);
+    let a = alerts_of(&sc, FLAG_FALL);
+    assert_eq!(a.len(), 1);
+    assert!(a[0].1.message.contains("drawn"), "{}", a[0].1.message);
+    assert!(a[0].1.message.contains("Black cannot checkmate"));
+    // Nobody stopped the clock: Black's flag falls later too.
+    flag(&mut sc, B);
+    let a = alerts_of(&sc, FLAG_FALL);
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[1].1.severity, Severity::Info);
+    assert!(
+        a[1].1.message.contains("White's fell first"),
+        "{}",
+        a[1].1.message
+    );
+}
+
+#[test]
+fn a_clock_never_set_is_not_a_flag_fall() {
+    let mut sc = Script::empty(TrackerConfig::default());
+    sc.clock.left.millis = 0;
+    sc.clock.right.millis = 0;
+    sc.report_clock();
+    sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.report_clock();
+    sc.hand("e2e4").wait(3_000);
+    assert!(alerts_of(&sc, FLAG_FALL).is_empty());
+    assert!(
+        alerts_of(&sc, CLOCK_STOPPED).is_empty(),
+        "6.6: not started yet"
+    );
+}
+
+fn with_time_control(tc: &str) -> Script {
+    let mut sc = Script::empty(TrackerConfig {
+        time_control: Some(tc.parse::<TimeControl>().expect("time control parses")),
+        ..TrackerConfig::default()
+    });
+    sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.start_clock();
+    sc
+}
+
+/// The player of `c` presses; the clock adds `added_ms` to his time with the press.
+fn press_adding(sc: &mut Script, c: shakmaty::Color, added_ms: u64) -> Millis {
+    sc.t += 150;
+    sc.report_clock();
+    let side = sc.side_of(c);
+    sc.clock.lever_high = Some(side.other());
+    match side {
+        eboard_protocols::ClockSide::Left => sc.clock.left.millis += added_ms,
+        eboard_protocols::ClockSide::Right => sc.clock.right.millis += added_ms,
+    }
+    sc.report_clock();
+    sc.t
+}
+
+#[test]
+fn control_move_without_the_next_period_raises_6_10_2() {
+    // Two moves in 300 s, then 60 s for the rest: White's second move is a control.
+    let mut sc = with_time_control("2/300:60");
+    sc.play("e2e4", W).play("e7e5", B);
+    sc.hand("g1f3").wait(300);
+    let pressed = press_adding(&mut sc, W, 0);
+    sc.wait(3_000);
+    let a = alerts_of(&sc, CONTROL_TIME);
+    assert_eq!(a.len(), 1, "{:?}", sc.alerts());
+    let (t, alert) = a[0];
+    assert_eq!(
+        (alert.article.as_str(), alert.severity),
+        ("6.10.2", Severity::Error)
+    );
+    assert!(
+        t >= pressed && t - pressed <= 2_500,
+        "raised {} ms after the press",
+        t - pressed
+    );
+    assert!(alert
+        .message
+        .contains("White completed the time control with ply 3"));
+    // The expected time is what White had plus the 60 s period.
+    assert!(
+        alert.message.contains("instead of about 0:05:"),
+        "{}",
+        alert.message
+    );
+    // Black's second move is a control too, and this time the clock is right.
+    sc.hand("b8c6").wait(300);
+    press_adding(&mut sc, B, 60_000);
+    sc.wait(3_000);
+    assert_eq!(alerts_of(&sc, CONTROL_TIME).len(), 1);
+}
+
+#[test]
+fn control_move_with_the_period_added_is_quiet() {
+    let mut sc = with_time_control("2/300+5:60+5");
+    sc.play("e2e4", W).play("e7e5", B);
+    sc.hand("g1f3").wait(300);
+    press_adding(&mut sc, W, 65_000);
+    sc.wait(3_000);
+    sc.hand("b8c6").wait(300);
+    press_adding(&mut sc, B, 65_000);
+    sc.wait(3_000);
+    assert!(alerts_of(&sc, CONTROL_TIME).is_empty(), "{:?}", sc.alerts());
+    // Not a control move: nothing is checked.
+    sc.play("f1c4", W).play("g8f6", B);
+    assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
+    assert_eq!(sc.sans().len(), 6);
+}
+
+#[test]
+fn moves_on_a_paused_clock_warn_once_and_resolve_when_it_runs() {
+    let mut sc = Script::standard();
+    sc.play("e2e4", W);
+    sc.t += 100;
+    sc.clock.running = false;
+    sc.report_clock();
+    sc.hand("e7e5");
+    let shown_at = sc.t;
+    sc.wait(500);
+    sc.hand("g1f3").wait(500);
+    let a = alerts_of(&sc, CLOCK_STOPPED);
+    assert_eq!(a.len(), 1, "once per pause: {:?}", sc.alerts());
+    let (t, alert) = a[0];
+    assert!(t - shown_at <= 1_000);
+    assert_eq!(
+        (alert.article.as_str(), alert.severity),
+        ("6.11", Severity::Warning)
+    );
+    let id = alert.id;
+    assert!(id > 0);
+    sc.t += 100;
+    sc.clock.running = true;
+    sc.report_clock();
+    let resolved: Vec<_> = sc
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TrackerEvent::Resolved(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resolved.len(), 1);
+    assert_eq!(
+        (resolved[0].id, resolved[0].kind.as_str()),
+        (id, CLOCK_STOPPED)
+    );
+    // A new pause is a new episode.
+    sc.press(B).wait(100);
+    sc.clock.running = false;
+    sc.report_clock();
+    sc.hand("b8c6").wait(500);
+    assert_eq!(alerts_of(&sc, CLOCK_STOPPED).len(), 2);
+}
+
+#[test]
+fn no_clock_alert_after_the_game_has_ended() {
+    // Fool's mate, then the players stop the clock and move pieces about.
+    let mut sc = Script::standard();
+    sc.play("f2f3", W)
+        .play("e7e5", B)
+        .play("g2g4", W)
+        .play("d8h4", B);
+    assert!(matches!(sc.results()[..], [GameEvent::Result { .. }]));
+    sc.t += 100;
+    sc.clock.running = false;
+    sc.report_clock();
+    sc.hand("h4e7").wait(1_000);
+    flag(&mut sc, W);
+    assert!(alerts_of(&sc, CLOCK_STOPPED).is_empty());
+    assert!(alerts_of(&sc, FLAG_FALL).is_empty());
+}
+
+#[test]
+fn two_presses_inside_one_report_still_give_each_mover_his_time() {
+    // Black forgets to press after e5, White replies at once, then Black presses
+    // late and White presses too, both between two clock reports: the lever is
+    // back where it was, and only the increments show the presses.
+    let mut sc = Script::standard();
+    sc.play("e2e4", W);
+    sc.hand("e7e5").wait(300);
+    sc.hand("g1f3").wait(300);
+    assert_eq!(sc.sans().len(), 1, "e5 waits for Black's late press");
+    sc.t += 150;
+    sc.report_clock();
+    sc.t += 900;
+    sc.clock.left.millis += 5_000;
+    sc.clock.right.millis += 5_000;
+    sc.report_clock();
+    sc.wait(600);
+    assert_eq!(sc.sans().len(), 3);
+    let m = sc.moves();
+    assert_eq!(m[1].clock_ms, Some(sc.clock.side(sc.side_of(B)).millis));
+    assert_eq!(m[2].clock_ms, Some(sc.clock.side(sc.side_of(W)).millis));
+    assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
+}
+
+#[test]
+fn a_pause_alert_still_open_is_resolved_when_the_next_game_starts() {
+    let mut sc = Script::standard();
+    sc.play("e2e4", W);
+    sc.t += 100;
+    sc.clock.running = false;
+    sc.report_clock();
+    sc.hand("e7e5").wait(500);
+    let id = alerts_of(&sc, CLOCK_STOPPED)[0].1.id;
+    // The players set up the next game with the clock still stopped.
+    sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.wait(4_000);
+    assert_eq!(sc.game_starts().len(), 2, "{:?}", sc.events);
+    let resolved: Vec<_> = sc
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TrackerEvent::Resolved(r) => Some(r.id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resolved, vec![id]);
+}
