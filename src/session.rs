@@ -121,6 +121,9 @@ struct HeldPress {
     since: Millis,
     /// A change report was read after the one holding the record.
     report_after: bool,
+    /// Seen first by a clock poll, not yet by the board's clock record: the
+    /// record, in its place among the squares, is what says when it happened.
+    from_poll: bool,
 }
 
 /// A held bus press is given anyway after this long without a change report
@@ -537,7 +540,7 @@ impl DgtSession {
         }
         let reading = ClockReading::from(bw);
         if let Some(h) = self.board(target).held_press.as_mut() {
-            if reading.lever_high == h.reading.lever_high {
+            if reading.lever_high == h.reading.lever_high && reading.running == h.reading.running {
                 // The poll shows the held press: it waits with it, with the
                 // clock's newer times, so the press is not seen early.
                 h.reading = reading;
@@ -546,6 +549,27 @@ impl DgtSession {
             // The lever moved again since: the held press comes first.
             self.release_press(target, t_ms, out);
         }
+        // A bus board's lever change (or its clock starting or stopping) seen
+        // first by a poll happened somewhere since the last change report, so
+        // the squares around it are not all read yet, and its clock record,
+        // which places it among them, is still in the board. Given now, a
+        // press would land before the last squares of its move, and a start
+        // could be read after a press it hides. It waits for the next report:
+        // the record there takes its place (see `ee_press`), and without one
+        // it is given after that report's squares.
+        let changed = self
+            .board(target)
+            .reading
+            .is_some_and(|r| r.lever_high != reading.lever_high || r.running != reading.running);
+        if matches!(target, Target::Bus(_)) && changed {
+            self.board(target).held_press = Some(HeldPress {
+                reading,
+                since: t_ms,
+                report_after: false,
+                from_poll: true,
+            });
+            return;
+        }
         self.give_clock(target, t_ms, reading, out);
     }
 
@@ -553,9 +577,10 @@ impl DgtSession {
     /// side pressed and the other side's clock runs now. The press is the
     /// last full reading with the lever moved and the halted display set; the
     /// other display stays as last polled until the next BUS_SEND_CLK. A
-    /// record that changes nothing the tracker knows (no reading yet to build
-    /// on, or a poll already showed this lever) is not passed on, so one press
-    /// is never seen twice.
+    /// poll that showed this lever first is waiting (see `clock`): the record
+    /// takes its place. A record that changes nothing the tracker knows (no
+    /// reading yet to build on, or a running clock already given with this
+    /// lever) is not passed on, so one press is never seen twice.
     ///
     /// The board writes the record the moment the lever moves, but a square
     /// only at its next scan (every 200-250 ms): a piece put down just before
@@ -573,32 +598,70 @@ impl DgtSession {
         ms: u64,
         out: &mut Vec<Stamped>,
     ) {
-        // A second press before the first was given: the first one's move is
-        // in the squares read so far (the record order is the board's).
-        if self.board(target).held_press.is_some() {
+        if let Some(h) = self.board(target).held_press {
+            if h.from_poll && h.reading.lever_high == Some(halted.other()) {
+                // The record of the lever change a poll showed first: the
+                // press now waits from here, its place among the squares.
+                self.start_unseen(target, t_ms, halted, out);
+                let h = self.board(target).held_press.as_mut().expect("checked");
+                h.since = t_ms;
+                h.report_after = false;
+                h.from_poll = false;
+                self.stats.ee_presses += 1;
+                return;
+            }
+            // A second press before the first was given, or a poll's change
+            // that came before this record: the earlier one's squares are in
+            // what was read so far (the record order is the board's).
             self.release_press(target, t_ms, out);
         }
-        let board = self.board(target);
-        let Some(last) = board.reading.filter(|r| r.lever_high.is_some()) else {
+        let Some(last) = self
+            .board(target)
+            .reading
+            .filter(|r| r.lever_high.is_some())
+        else {
             self.stats.ee_records_unused += 1;
             return;
         };
-        if last.lever_high == Some(halted.other()) {
+        if last.running && last.lever_high == Some(halted.other()) {
             self.stats.ee_records_unused += 1;
             return;
         }
+        let last = self.start_unseen(target, t_ms, halted, out).unwrap_or(last);
         let mut reading = last;
         reading.lever_high = Some(halted.other());
         match halted {
             ClockSide::Left => reading.left.millis = ms,
             ClockSide::Right => reading.right.millis = ms,
         }
-        board.held_press = Some(HeldPress {
+        self.board(target).held_press = Some(HeldPress {
             reading,
             since: t_ms,
             report_after: false,
+            from_poll: false,
         });
         self.stats.ee_presses += 1;
+    }
+
+    /// A press record while the last reading given shows the clock stopped:
+    /// the clock was started since, and the start left no record (it
+    /// completes no move) and fell between two polls. The `halted` side's
+    /// clock ran up to this press, so that is the start to give first: the
+    /// tracker maps the clock's sides from it (Article 6.6) before it sees the
+    /// press. Returns the start reading given, if one was.
+    fn start_unseen(
+        &mut self,
+        target: Target,
+        t_ms: Millis,
+        halted: ClockSide,
+        out: &mut Vec<Stamped>,
+    ) -> Option<ClockReading> {
+        let last = self.board(target).reading.filter(|r| !r.running)?;
+        let mut start = last;
+        start.running = true;
+        start.lever_high = Some(halted);
+        self.give_clock(target, t_ms, start, out);
+        Some(start)
     }
 
     /// Gives the tracker the press held for `target`, if any.

@@ -562,7 +562,9 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
         &events[before..]
     );
 
-    // A press a clock poll showed first is not given again by its record.
+    // A press a clock poll showed first waits for its record, which places
+    // it among the squares: it is given once, after the scan that follows
+    // the record, never at the poll.
     let before = events.len();
     feed(
         &mut session,
@@ -579,6 +581,7 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
         BusReply::Clock(reading(true)),
         &mut events,
     );
+    assert!(verified(&events[before..]).is_empty(), "not at the poll");
     feed(
         &mut session,
         21_400,
@@ -587,12 +590,17 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
     );
     assert_eq!(
         session.stats().ee_presses,
-        2,
-        "the record repeats a known press"
+        3,
+        "the record takes the poll's place"
     );
+    assert!(
+        verified(&events[before..]).is_empty(),
+        "not before the next scan"
+    );
+    feed(&mut session, 21_700, BusReply::Changes(vec![]), &mut events);
     assert_eq!(
         verified(&events[before..]),
-        vec![(3, "g1f3".into(), 21_100)]
+        vec![(3, "g1f3".into(), 21_700)]
     );
 
     // A pawn seen on a6 on its way to a5, the press logged before the scan
@@ -663,4 +671,101 @@ fn assert_quiet_session(events: &[Stamped]) {
             "{e:?}"
         );
     }
+}
+
+/// A bus board's clock is polled every two seconds, so the arbiter's start
+/// (Black, on the left, starts White's clock on the right) can fall between
+/// two polls and leave no record, and White's first press record then puts
+/// the lever back where the last poll saw it. The record still proves a
+/// start came first: the clock's sides are learned from it (White on the
+/// right) and White's press is not lost.
+#[test]
+fn a_bus_clock_started_between_polls_is_learned_from_the_first_press_record() {
+    use eboard_bridge::events::{ColorName, GameEvent, TrackerEvent};
+    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut events = Vec::new();
+    let mut feed = |t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
+        session.feed(
+            &Chunk {
+                t_ms,
+                dir: Direction::In,
+                bytes: bus(1025, reply),
+            },
+            events,
+        );
+    };
+    feed(0, BusReply::BoardDump(start()), &mut events);
+    // Before the start: stopped, the lever's left side high.
+    feed(
+        1_100,
+        BusReply::Clock(BwTime {
+            running: false,
+            ..clock_reading(0, 0)
+        }),
+        &mut events,
+    );
+    let white = Sensed::Piece(Role::Pawn.of(Color::White));
+    let black = Sensed::Piece(Role::Pawn.of(Color::Black));
+    let clock = |left: bool| EeRecord::Clock {
+        left,
+        hours: 0,
+        minutes: 2,
+        seconds: 55,
+    };
+    // Started unseen; 1.e4 and White's press on the right.
+    feed(
+        5_000,
+        BusReply::Changes(vec![
+            field(Square::E2, Sensed::Empty),
+            field(Square::E4, white),
+            clock(false),
+        ]),
+        &mut events,
+    );
+    feed(
+        5_300,
+        BusReply::Changes(vec![
+            field(Square::E7, Sensed::Empty),
+            field(Square::E5, black),
+            clock(true),
+        ]),
+        &mut events,
+    );
+    feed(5_600, BusReply::Changes(vec![]), &mut events);
+    let moves: Vec<(String, Option<u64>)> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
+                Some((m.uci.clone(), m.clock_ms))
+            }
+            _ => None,
+        })
+        .collect();
+    // Both moves verified by their own presses, each with the time of its
+    // mover's display (2:55 from the record).
+    assert_eq!(
+        moves,
+        vec![
+            ("e2e4".to_owned(), Some(175_000)),
+            ("e7e5".to_owned(), Some(175_000))
+        ],
+        "{events:#?}"
+    );
+    let running: Vec<Option<ColorName>> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Game(GameEvent::Clock { running, .. }) => Some(*running),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        running,
+        vec![
+            Some(ColorName::White),
+            Some(ColorName::Black),
+            Some(ColorName::White)
+        ],
+        "the start, White's press, Black's press"
+    );
+    assert_quiet_session(&events);
 }

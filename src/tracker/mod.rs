@@ -512,8 +512,16 @@ impl Tracker {
             .as_ref()
             .is_some_and(|g| g.ply() == 0 && g.pending.is_empty());
         // Article 6.6: at the start the arbiter starts the clock of the side to move
-        // (White's, unless the operator set a position with Black to move).
-        if ply0_idle && self.white_side.is_none() && reading.running {
+        // (White's, unless the operator set a position with Black to move). A
+        // clock seen starting later than that, with the first move already on the
+        // board (a bus board's clock is polled only every two seconds, and players
+        // sometimes start the clock after the first move), was still started for
+        // the player whose move is not yet verified: the lever's change is that
+        // start, not a press, and the running side is that player's.
+        let started = reading.running && prev.is_some_and(|p| !p.running);
+        let mapped_by_start =
+            self.white_side.is_none() && reading.running && (ply0_idle || started);
+        if mapped_by_start {
             if let (Some(side), Some(game)) = (reading.lever_high, self.game.as_ref()) {
                 self.white_side = Some(color_side(side, game.verified().turn()));
                 self.turn_started_t = Some(t_ms);
@@ -531,7 +539,9 @@ impl Tracker {
         }
         // The side whose button went down pressed.
         if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
-            if old != new {
+            if old != new && mapped_by_start && !ply0_idle {
+                // The start itself (see above): nobody completed a move.
+            } else if old != new {
                 let before_ms = prev.map(|p| p.side(old).millis);
                 self.on_press(t_ms, old, before_ms, reading, out);
             } else if let Some(p) = prev.filter(|p| p.running && reading.running) {
