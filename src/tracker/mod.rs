@@ -1042,24 +1042,13 @@ impl Tracker {
             history: vec![cand.pos],
             pending: Vec::new(),
         });
-        self.illegal_stand = None;
         self.phase = Phase::Playing;
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
-        self.takeback = None;
-        self.press = None;
-        self.ambiguous_alerted = None;
-        self.ambiguous_lines.clear();
-        self.result_ply = None;
+        self.clear_move_state();
         self.late_press_wait = None;
-        self.displaced = None;
         self.game_no += 1;
         self.illegal_counts = [0; 2];
         self.presses_in_game = 0;
         self.last_press_t = None;
-        self.claims_noted.clear();
-        self.fifty_noted = false;
         self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
@@ -1842,22 +1831,30 @@ impl Tracker {
             chess960,
             rotated: self.orientation.is_rotated_180(),
         }));
-        self.illegal_stand = None;
-        self.press = None;
-        self.displaced = None;
-        self.takeback = None;
-        self.passed_back = None;
-        self.ambiguous_lines.clear();
-        self.ambiguous_alerted = None;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
-        self.claims_noted.clear();
-        self.fifty_noted = false;
-        self.result_ply = None;
+        self.clear_move_state();
         self.seen.reset(Target::Board(&illegal));
-        self.resolution = Resolution::Explained;
         self.play_picture(t, raw, out);
         true
+    }
+
+    /// Forgets everything about moves in progress and the alerts they raised,
+    /// for a game that starts afresh from a new position: a new game, or the
+    /// position an illegal move left standing (A.4.2). One list, so that a
+    /// field added later cannot be cleared in one place and not the other.
+    fn clear_move_state(&mut self) {
+        self.illegal_stand = None;
+        self.resolution = Resolution::Explained;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+        self.takeback = None;
+        self.passed_back = None;
+        self.press = None;
+        self.ambiguous_alerted = None;
+        self.ambiguous_lines.clear();
+        self.result_ply = None;
+        self.displaced = None;
+        self.claims_noted.clear();
+        self.fifty_noted = false;
     }
 
     /// A picture that makes sense only with the board turned: the board was turned

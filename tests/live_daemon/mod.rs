@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
 use eboard_bridge::emulate::load_game;
 use eboard_bridge::journal::port_key;
-use eboard_bridge::sim::{SimOptions, DAEMON_START_UP};
+use eboard_bridge::sim::{send_start_up, SimOptions};
 use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig};
 use eboard_protocols::hand::{self, HandConfig, PhysicalAction, PhysicalBoard, TimedAction};
 use shakmaty::{Color, Piece, Position, Role, Square};
@@ -57,16 +57,7 @@ pub fn game_capture(then: Then) -> Vec<Chunk> {
         pieces,
     );
     let mut chunks = Vec::new();
-    let mut t = opts.host_start_ms;
-    for &b in &DAEMON_START_UP {
-        board.receive_host(t, &[b]);
-        chunks.push(Chunk {
-            t_ms: t,
-            dir: Direction::Out,
-            bytes: vec![b],
-        });
-        t += opts.host_gap_ms;
-    }
+    let t = send_start_up(&mut board, &opts, &mut chunks);
     let mut actions: Vec<TimedAction> = script.actions.clone();
     let mut end = actions.last().map_or(t, |a| a.t_ms);
     if then == Then::KnightBack {
