@@ -1,6 +1,8 @@
 //! Real PGN readers on every PGN the bridge serves or writes: python-chess
-//! (PyPI `chess`) and pgn-extract (Debian `pgn-extract`). `.ci/run` installs
-//! both; when one is missing this test fails and says how to install it.
+//! (PyPI `chess`) and pgn-extract (Debian `pgn-extract`). Built only with
+//! `--features reader-tests`, so that `cargo test --workspace` needs nothing
+//! but Rust; `.ci/run` installs both readers and runs it. When one is missing
+//! this test fails and says how to install it.
 //!
 //! Served: `/games.pgn` and every `/round/{r}/game/{b}.pgn` of two rounds, the
 //! broadcast folder of the file sink; written: the daemon's own
