@@ -30,7 +30,10 @@ use crate::device::{supervise, LinkEvent, LinkTimings};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::hub::Hub;
 use crate::journal::{port_key, run_offsets, Journal, JournalError};
-use crate::operator::{BoardRequest, OperatorError, TrackerCommand};
+use crate::operator::{
+    load_rulings, rulings_path, AlertRuling, BoardRequest, OperatorError, RulingAction,
+    TrackerCommand,
+};
 use crate::session::DgtSession;
 
 /// How often the loop ticks the trackers, syncs the journal and pings the watchdog.
@@ -274,9 +277,14 @@ impl Daemon {
         } else {
             ports.iter().map(|_| None).collect()
         };
+        let rulings = if replayed.iter().any(Option::is_some) {
+            self.load_rulings()
+        } else {
+            Vec::new()
+        };
         for (mut port, r) in ports.into_iter().zip(replayed) {
             if let Some(r) = r {
-                self.apply_replayed(&mut port, r);
+                self.apply_replayed(&mut port, r, &rulings);
             }
             for n in port.numbers() {
                 self.hub.register(n, &port.path.display().to_string());
@@ -341,7 +349,49 @@ impl Daemon {
     /// subscribers saw those events when they happened), publishes what the
     /// previous run derived but never published, and places this run after
     /// the recorded ones on the session's time line.
-    fn apply_replayed(&mut self, port: &mut Port, r: Replayed) {
+    /// The arbiters' rulings on alerts, from the rulings file. A file that
+    /// cannot be read costs the rulings, not the restart: the alerts then show
+    /// as raised again, and the log says why.
+    fn load_rulings(&self) -> Vec<AlertRuling> {
+        let path = rulings_path(&self.config.storage.data_dir);
+        match load_rulings(&path) {
+            Ok((rulings, bad)) => {
+                for line in bad {
+                    warn!("an arbiter's ruling could not be read and is skipped: {line}");
+                }
+                rulings
+            }
+            Err(e) => {
+                error!(
+                    file = %path.display(),
+                    "the arbiters' rulings on alerts cannot be read ({e}); alerts they acknowledged or resolved show as raised again; check the file's permissions"
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// Applies the arbiters' rulings to board `board`'s alerts just rebuilt
+    /// from the journal, in the order they were made.
+    fn restore_rulings(&self, board: u32, rulings: &[AlertRuling]) {
+        for r in rulings.iter().filter(|r| r.board == board) {
+            let Some(seq) = self.hub.open_alert_seq(board, r.alert) else {
+                // Resolved since, by the board or by an earlier ruling.
+                continue;
+            };
+            match r.action {
+                RulingAction::Acknowledge => {
+                    self.hub.acknowledge(board, seq);
+                }
+                RulingAction::Resolve => {
+                    let reason = r.reason.as_deref().unwrap_or("resolved by an arbiter");
+                    self.hub.resolve(board, seq, reason);
+                }
+            }
+        }
+    }
+
+    fn apply_replayed(&mut self, port: &mut Port, r: Replayed, rulings: &[AlertRuling]) {
         for file in &r.torn {
             warn!(file = %file.display(), "the last line was cut by a crash; ignored");
         }
@@ -396,6 +446,7 @@ impl Daemon {
             self.publish(Some(&key));
         }
         for b in boards {
+            self.restore_rulings(b, rulings);
             self.write_games(b);
             let note = serde_json::json!({
                 "type": "daemon_start",

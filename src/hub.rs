@@ -644,6 +644,33 @@ impl Hub {
         true
     }
 
+    /// The tracker's id of the alert that is open notice `seq` of board
+    /// `number`; `None` when that notice is not open or is not an alert.
+    pub fn open_alert_id(&self, number: u32, seq: u64) -> Option<u32> {
+        let s = self.lock();
+        s.boards
+            .get(&number)?
+            .open
+            .iter()
+            .find(|e| e.seq == seq)
+            .and_then(|e| match &e.notice {
+                ArbiterNotice::Alert(a) => Some(a.id),
+                _ => None,
+            })
+    }
+
+    /// The notice number of board `number`'s open alert `id` (the tracker's
+    /// id, which a rebuild from the journal gives again); `None` once resolved.
+    pub fn open_alert_seq(&self, number: u32, id: u32) -> Option<u64> {
+        let s = self.lock();
+        s.boards
+            .get(&number)?
+            .open
+            .iter()
+            .find(|e| matches!(&e.notice, ArbiterNotice::Alert(a) if a.id == id))
+            .map(|e| e.seq)
+    }
+
     /// An arbiter closes open notice `seq` of board `number` (`reason` says how it
     /// was dealt with). An alert closed this way goes out as
     /// [`ArbiterNotice::AlertResolved`], like one the tracker saw corrected; it

@@ -57,6 +57,10 @@ pub enum OperatorError {
         "cannot save the pairings to {path}: {problem}; check the data directory's permissions"
     )]
     Persist { path: PathBuf, problem: String },
+    #[error(
+        "cannot save the ruling to {path}: {problem}; it was not applied, so the alert is as it was; check the data directory's disk space and permissions, then try again"
+    )]
+    SaveRuling { path: PathBuf, problem: String },
 }
 
 /// Why a tracker did not take an operator command (the session adds the board).
@@ -209,12 +213,92 @@ pub fn pairings_path(data_dir: &Path) -> PathBuf {
     data_dir.join("operator").join("pairings.json")
 }
 
+/// Where arbiters' rulings on alerts are kept: `<data_dir>/operator/alert-rulings.jsonl`.
+pub fn rulings_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("operator").join("alert-rulings.jsonl")
+}
+
+/// What an arbiter did with an alert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RulingAction {
+    /// Seen; the alert stays open until resolved.
+    Acknowledge,
+    /// Dealt with; the alert is closed.
+    Resolve,
+}
+
+/// An arbiter's ruling on one alert, as kept in the rulings file (one JSON
+/// object per line). The alert is named by board and the tracker's alert id,
+/// which a rebuild from the journal gives again, so that acknowledged and
+/// resolved alerts stay so after a restart (the hub's notice numbers do not
+/// survive one).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertRuling {
+    pub board: u32,
+    pub alert: u32,
+    pub action: RulingAction,
+    /// The text the resolution carries ("resolved by IA Example: ...").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub by: String,
+}
+
+/// Appends `ruling` to the rulings file and fsyncs it, so a ruling the
+/// arbiter saw accepted survives a crash.
+pub fn append_ruling(path: &Path, ruling: &AlertRuling) -> Result<(), OperatorError> {
+    use std::io::Write;
+    let persist = |problem: String| OperatorError::SaveRuling {
+        path: path.to_owned(),
+        problem,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| persist(e.to_string()))?;
+    }
+    let mut line = serde_json::to_vec(ruling).map_err(|e| persist(e.to_string()))?;
+    line.push(b'\n');
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| persist(e.to_string()))?;
+    file.write_all(&line)
+        .and_then(|()| file.sync_data())
+        .map_err(|e| persist(e.to_string()))
+}
+
+/// Reads the rulings file, oldest first. A missing file is no rulings. A line
+/// that is not a ruling (a write cut short by a crash, a hand edit) is
+/// skipped and reported in the second list with its line number, so one bad
+/// line never costs the others.
+pub fn load_rulings(path: &Path) -> std::io::Result<(Vec<AlertRuling>, Vec<String>)> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(e),
+    };
+    let mut rulings = Vec::new();
+    let mut bad = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(r) => rulings.push(r),
+            Err(e) => bad.push(format!("{}:{}: {e}", path.display(), i + 1)),
+        }
+    }
+    Ok((rulings, bad))
+}
+
 /// The tournament as the arbiters have amended it: the configured data plus
 /// the overrides, rebuilt on every change so readers take a cheap snapshot.
 #[derive(Debug)]
 pub struct Desk {
     base: Tournament,
     file: Option<PathBuf>,
+    /// The arbiters' rulings on alerts (see [`AlertRuling`]), when kept.
+    rulings: Option<PathBuf>,
     inner: RwLock<(PairingOverrides, Arc<Tournament>)>,
     commands: Option<CommandSender>,
     /// Told after every change (the PGN file sink rewrites its files).
@@ -229,6 +313,7 @@ impl Desk {
         Desk {
             base,
             file: None,
+            rulings: None,
             inner: RwLock::new((PairingOverrides::default(), current)),
             commands: None,
             changed: tokio::sync::watch::channel(()).0,
@@ -259,10 +344,27 @@ impl Desk {
         Ok(Desk {
             base,
             file: Some(file),
+            rulings: None,
             inner: RwLock::new((overrides, current)),
             commands,
             changed: tokio::sync::watch::channel(()).0,
         })
+    }
+
+    /// Keeps the arbiters' rulings on alerts in `path` (appended, fsynced).
+    pub fn with_rulings(mut self, path: PathBuf) -> Desk {
+        self.rulings = Some(path);
+        self
+    }
+
+    /// Saves an arbiter's ruling on an alert before it is applied, so that what
+    /// the arbiter saw accepted survives a restart. Without a rulings file
+    /// (tests, a server with no data directory) there is nothing to do.
+    pub fn record_ruling(&self, ruling: &AlertRuling) -> Result<(), OperatorError> {
+        match &self.rulings {
+            Some(path) => append_ruling(path, ruling),
+            None => Ok(()),
+        }
     }
 
     /// The tournament as amended now.

@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use crate::config::Config;
 use crate::http::FeedConfig;
 use crate::hub::Hub;
-use crate::operator::{pairings_path, CommandSender, Desk};
+use crate::operator::{pairings_path, rulings_path, CommandSender, Desk};
 use crate::publish::Tournament;
 
 /// The arbiter token: the configured one, else the one kept in
@@ -114,7 +114,7 @@ pub async fn start_http_with_commands(
         tournament: Arc::new(tournament),
         pgn_dir: Some(config.storage.data_dir.join("broadcast")),
     };
-    let desk = Arc::new(desk);
+    let desk = Arc::new(desk.with_rulings(rulings_path(&config.storage.data_dir)));
     tokio::spawn(async move {
         if let Err(e) = crate::http::serve_with_desk(listener, hub, feeds, desk).await {
             tracing::error!("the HTTP server stopped: {e}");

@@ -413,3 +413,96 @@ fn a_rejected_retraction_is_journaled_and_survives_a_restart() {
     check(&Api::new(&d));
     d.stop();
 }
+
+/// The open alerts of board `n`: (notice number, tracker's alert id, kind, state).
+fn alerts(api: &Api, n: u64) -> Vec<(u64, u64, String, String)> {
+    api.board(n)["open"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["notice"]["type"] == "alert")
+        .map(|e| {
+            (
+                e["seq"].as_u64().unwrap(),
+                e["notice"]["id"].as_u64().unwrap(),
+                e["notice"]["kind"].as_str().unwrap().to_owned(),
+                e["state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The daemon rebuilds alerts from the journal after a restart; an arbiter's
+/// acknowledgement or resolution, kept in the rulings file, must come back
+/// with them, or every handled alert would be raised again.
+#[test]
+fn acknowledged_and_resolved_alerts_stay_so_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), 2, &pairings());
+    for n in 1..=2 {
+        leave_capture(
+            &dir.path().join("data"),
+            &port(dir.path(), n),
+            n,
+            &game_capture(Then::IllegalMove),
+        );
+    }
+    let d = Daemon::start(&config);
+    let api = Api::new(&d);
+    let illegal = |api: &Api, n: u64| {
+        alerts(api, n)
+            .into_iter()
+            .find(|a| a.2 == "illegal_move")
+            .unwrap_or_else(|| panic!("board {n} has no illegal-move alert: {}", api.board(n)))
+    };
+    let (seq1, id1, _, state) = illegal(&api, 1);
+    assert_eq!(state, "raised");
+    let (seq2, id2, _, _) = illegal(&api, 2);
+    let (status, answer) = api.post(
+        "/arbiter/api/ack",
+        json!({"board": 1, "seq": seq1, "by": "IA Example"}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = api.post(
+        "/arbiter/api/resolve",
+        json!({"board": 2, "seq": seq2, "by": "IA Example", "reason": "7.5.5: two minutes added"}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(illegal(&api, 1).3, "acknowledged");
+    assert!(alerts(&api, 2).iter().all(|a| a.1 != id2));
+    d.stop();
+    let rulings = dir.path().join("data/operator/alert-rulings.jsonl");
+    assert!(rulings.exists(), "{}", rulings.display());
+
+    // The restart raises both alerts again from the captures; the rulings file
+    // puts them back as the arbiter left them.
+    let d = Daemon::start(&config);
+    let api = Api::new(&d);
+    let (_, again1, _, state) = illegal(&api, 1);
+    assert_eq!(
+        again1, id1,
+        "the tracker numbers alerts the same on a rebuild"
+    );
+    assert_eq!(state, "acknowledged", "{}", api.board(1));
+    assert!(
+        alerts(&api, 2).iter().all(|a| a.1 != id2),
+        "the resolved alert stays resolved: {}",
+        api.board(2)
+    );
+    d.stop();
+
+    // A rulings file cut short by a crash loses only its torn line.
+    let mut text = std::fs::read_to_string(&rulings).unwrap();
+    text.push_str("{\"board\":1,\"alert\":");
+    std::fs::write(&rulings, text).unwrap();
+    let d = Daemon::start(&config);
+    let api = Api::new(&d);
+    assert_eq!(illegal(&api, 1).3, "acknowledged");
+    assert!(alerts(&api, 2).iter().all(|a| a.1 != id2));
+    assert!(
+        d.log_text().contains("could not be read and is skipped"),
+        "{}",
+        d.log_text()
+    );
+    d.stop();
+}

@@ -15,7 +15,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{json_body, AppState, MAX_BODY_BYTES};
-use crate::operator::{check_fen, parse_result, AssignedPairing, OperatorError, TrackerCommand};
+use crate::operator::{
+    check_fen, parse_result, AlertRuling, AssignedPairing, OperatorError, RulingAction,
+    TrackerCommand,
+};
 use crate::publish::{feeds, Player};
 
 const PAGE: &str = include_str!("../../assets/arbiter/index.html");
@@ -128,9 +131,9 @@ fn operator_error(e: &OperatorError) -> Response {
         | OperatorError::UnknownBoard(_) => StatusCode::BAD_REQUEST,
         OperatorError::NoGame(_) | OperatorError::NoRetraction(_) => StatusCode::CONFLICT,
         OperatorError::NoDaemon | OperatorError::DaemonGone => StatusCode::SERVICE_UNAVAILABLE,
-        OperatorError::Persist { .. } | OperatorError::Journal(_) => {
-            StatusCode::INTERNAL_SERVER_ERROR
-        }
+        OperatorError::Persist { .. }
+        | OperatorError::SaveRuling { .. }
+        | OperatorError::Journal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(status, e)
 }
@@ -344,6 +347,21 @@ async fn acknowledge(State(s): State<AppState>, Body(req): Body<NoticeRef>) -> R
         Ok(by) => by,
         Err(e) => return operator_error(&e),
     };
+    // An alert's ruling is saved first: one the arbiter saw accepted must
+    // survive a restart. Other notices (offline, operator actions) are not
+    // rebuilt from the journal, so there is nothing to keep for them.
+    if let Some(alert) = s.live.open_alert_id(req.board, req.seq) {
+        let ruling = AlertRuling {
+            board: req.board,
+            alert,
+            action: RulingAction::Acknowledge,
+            reason: None,
+            by: by.clone(),
+        };
+        if let Err(e) = s.desk.record_ruling(&ruling) {
+            return operator_error(&e);
+        }
+    }
     if s.live.acknowledge(req.board, req.seq) {
         s.live.operator_notice(
             req.board,
@@ -381,6 +399,18 @@ async fn resolve(State(s): State<AppState>, Body(req): Body<NoticeRef>) -> Respo
     } else {
         format!("resolved by {by}: {reason}")
     };
+    if let Some(alert) = s.live.open_alert_id(req.board, req.seq) {
+        let ruling = AlertRuling {
+            board: req.board,
+            alert,
+            action: RulingAction::Resolve,
+            reason: Some(reason.clone()),
+            by: by.clone(),
+        };
+        if let Err(e) = s.desk.record_ruling(&ruling) {
+            return operator_error(&e);
+        }
+    }
     match s.live.resolve(req.board, req.seq, &reason) {
         Some(e) => ok(json!({"resolved": true, "board": req.board, "seq": req.seq, "notice": e})),
         None => error(
