@@ -8,6 +8,7 @@
 //! the item they affect, with the evidence used, and summarised in
 //! `docs/dgt-codec.md`.
 
+pub mod clock_queue;
 pub mod codes;
 mod decode;
 mod encode;

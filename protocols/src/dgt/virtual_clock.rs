@@ -32,6 +32,23 @@ pub struct ClockConfig {
     /// Delay between a clock command and its ack (the board polls the clock
     /// two or three times a second).
     pub ack_delay_ms: u64,
+    /// How the clock takes commands from the host.
+    pub commands: CommandHandling,
+}
+
+/// How a clock takes the host's commands, for testing hosts against the ways
+/// a real one fails.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CommandHandling {
+    /// Carried out and acked.
+    #[default]
+    Ack,
+    /// Not in mode 23: set-and-run is answered with an error ack (ack0
+    /// `0x40`) and the times stay; other commands are carried out and acked.
+    NotMode23,
+    /// The clock's cable to the board is loose: commands never reach it and
+    /// no ack comes, while the board still reports the last times it read.
+    Unreachable,
 }
 
 impl Default for ClockConfig {
@@ -45,6 +62,7 @@ impl Default for ClockConfig {
             present: true,
             version: (2, 1),
             ack_delay_ms: 250,
+            commands: CommandHandling::Ack,
         }
     }
 }
@@ -261,7 +279,7 @@ impl VirtualClock {
     /// A clock command from the host; its ack becomes due after the ack delay.
     pub fn command(&mut self, t_ms: u64, cmd: &ClockCommand) {
         self.advance(t_ms);
-        if !self.cfg.present {
+        if !self.cfg.present || self.cfg.commands == CommandHandling::Unreachable {
             return;
         }
         let mut ack = [0x10, 0, 0, 0];
@@ -273,6 +291,9 @@ impl VirtualClock {
             ClockCommand::Version => {
                 ack[1] = 0x09;
                 ack[2] = (self.cfg.version.0 << 4) | (self.cfg.version.1 & 0x0f);
+            }
+            ClockCommand::SetAndRun { .. } if self.cfg.commands == CommandHandling::NotMode23 => {
+                ack = [0x40, 0x0a, 0, 0];
             }
             ClockCommand::SetAndRun { left, right, flags } => {
                 ack[1] = 0x0a;
@@ -375,6 +396,52 @@ mod tests {
         assert!(c.reading().lever_right_high);
         // Pressing again on the same side does nothing.
         assert_eq!(c.press(12_000, ClockSide::Left), None);
+    }
+
+    #[test]
+    fn set_and_run_outside_mode_23_is_refused_and_an_unreachable_clock_is_silent() {
+        let hms = |minutes| Hms {
+            hours: 0,
+            minutes,
+            seconds: 0,
+        };
+        let set = ClockCommand::SetAndRun {
+            left: hms(5),
+            right: hms(7),
+            flags: 0x01,
+        };
+        let mut c = VirtualClock::new(ClockConfig {
+            commands: CommandHandling::NotMode23,
+            ..ClockConfig::default()
+        });
+        let before = c.reading();
+        c.command(1_000, &set);
+        assert_eq!(
+            c.take_acks(2_000),
+            vec![(
+                1_250,
+                ClockAck {
+                    bytes: [0x40, 0x0a, 0, 0]
+                }
+            )]
+        );
+        assert_eq!(c.reading(), before, "the times stay");
+        c.command(3_000, &ClockCommand::Beep { duration: 1 });
+        assert_eq!(c.take_acks(4_000)[0].1.bytes, [0x10, 0x0b, 0, 0]);
+
+        let mut c = VirtualClock::new(ClockConfig {
+            commands: CommandHandling::Unreachable,
+            ..ClockConfig::default()
+        });
+        c.command(1_000, &set);
+        assert!(c.take_acks(10_000).is_empty());
+        assert_eq!(c.reading(), before);
+
+        let mut c = VirtualClock::new(ClockConfig::default());
+        c.command(1_000, &set);
+        assert_eq!(c.take_acks(2_000)[0].1.bytes, [0x10, 0x0a, 0, 0]);
+        let r = c.reading();
+        assert_eq!((r.left.minutes, r.right.minutes), (5, 7));
     }
 
     #[test]
