@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eboard_protocols::dgt::Mode;
-use tokio::sync::mpsc;
+use eboard_protocols::dgt::clock_queue::{ClockOutcome, ClockQueue};
+use eboard_protocols::dgt::{ClockCommand, Hms, Mode};
+use eboard_protocols::ClockSide;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
@@ -31,8 +33,8 @@ use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::hub::Hub;
 use crate::journal::{port_key, run_offsets, Journal, JournalError};
 use crate::operator::{
-    load_rulings, rulings_path, AlertRuling, BoardRequest, OperatorError, RulingAction,
-    TrackerCommand,
+    load_rulings, rulings_path, AlertRuling, BoardCommand, BoardRequest, ClockSetting,
+    OperatorError, RulingAction, TrackerCommand, CLOCK_MAX_MS,
 };
 use crate::session::DgtSession;
 
@@ -67,7 +69,24 @@ struct Port {
     /// Why the link last went down: an absent board fails the same way every
     /// few seconds, which is logged once, not every time.
     last_down: Option<String>,
+    /// The board answers on the link now (between `Up` and `Down`).
+    answering: bool,
+    /// Bytes for the supervisor to write (clock commands).
+    writes: mpsc::Sender<Vec<u8>>,
+    /// Clock commands for a single board, one at a time with its ack.
+    clock: ClockQueue<ClockJob>,
 }
+
+/// An arbiter's clock setting on its way to a clock.
+#[derive(Debug)]
+struct ClockJob {
+    by: String,
+    setting: ClockSetting,
+    reply: oneshot::Sender<Result<(), OperatorError>>,
+}
+
+/// Clock commands a board may have waiting behind the one in flight.
+const CLOCK_QUEUE: usize = 4;
 
 impl Port {
     fn mode(&self) -> PortMode {
@@ -177,10 +196,15 @@ pub async fn run_with_commands(
                 let Some((index, event)) = msg else { break };
                 d.link_event(index, event);
             }
-            req = next_command(&mut commands) => {
-                let outcome = d.operator(req.board, &req.by, &req.command);
-                let _ = req.reply.send(outcome);
-            }
+            req = next_command(&mut commands) => match req.command {
+                BoardCommand::Tracker(command) => {
+                    let outcome = d.operator(req.board, &req.by, &command);
+                    let _ = req.reply.send(outcome);
+                }
+                BoardCommand::SetClock(setting) => {
+                    d.set_clock(req.board, req.by, setting, req.reply);
+                }
+            },
             _ = tick.tick() => {
                 d.tick();
                 if let Err(e) = d.journal.sync_if_due() {
@@ -223,6 +247,37 @@ pub async fn run_with_commands(
     }
     d.journal.sync()?;
     Ok(())
+}
+
+/// The set-and-run command for `setting` on a clock whose `white` side is
+/// White's: the side the lever lets run counts down (the player to move), or
+/// the clock stays paused.
+fn set_and_run(setting: ClockSetting, white: ClockSide, lever: Option<ClockSide>) -> ClockCommand {
+    let hms = |ms: u64| {
+        let s = ms.min(CLOCK_MAX_MS) / 1000;
+        Hms {
+            hours: (s / 3600) as u8,
+            minutes: ((s / 60) % 60) as u8,
+            seconds: (s % 60) as u8,
+        }
+    };
+    let (left, right) = match white {
+        ClockSide::Left => (setting.white_ms, setting.black_ms),
+        ClockSide::Right => (setting.black_ms, setting.white_ms),
+    };
+    // dgt.md §2.2: 0x01 left counts down, 0x02 right counts down, 0x04 pause.
+    let mut flags = match lever.unwrap_or(white) {
+        ClockSide::Left => 0x01,
+        ClockSide::Right => 0x02,
+    };
+    if !setting.run {
+        flags |= 0x04;
+    }
+    ClockCommand::SetAndRun {
+        left: hms(left),
+        right: hms(right),
+        flags,
+    }
 }
 
 /// The next board command; never ready without a channel, or once every
@@ -323,7 +378,11 @@ impl Daemon {
         let epoch = self.epoch;
         // The link's first reports wait in the channel until the loop runs,
         // after the journal has been replayed.
-        let supervisor = tokio::spawn(supervise(path, bus, epoch, timings, link_tx));
+        let (writes, writes_rx) = mpsc::channel::<Vec<u8>>(8);
+        if !bus {
+            session.collect_clock_acks();
+        }
+        let supervisor = tokio::spawn(supervise(path, bus, epoch, timings, link_tx, writes_rx));
         let forwarder = tokio::spawn(async move {
             while let Some(e) = link_rx.recv().await {
                 if forward.send((index, e)).await.is_err() {
@@ -342,6 +401,9 @@ impl Daemon {
             base_ms: 0,
             last_t: 0,
             last_down: None,
+            answering: false,
+            writes,
+            clock: ClockQueue::new(CLOCK_QUEUE),
         }
     }
 
@@ -518,6 +580,9 @@ impl Daemon {
                     (st.frames, st.decode_errors)
                 };
                 port.session.feed(&fed, &mut self.events);
+                for ack in port.session.take_clock_acks() {
+                    port.clock.on_ack(&ack);
+                }
                 let metrics = self.hub.metrics();
                 metrics.frames.inc_by(port.session.stats().frames - frames);
                 metrics
@@ -541,6 +606,7 @@ impl Daemon {
                 }
                 let key = port.key.clone();
                 self.publish(Some(&key));
+                self.pump_clock(index);
                 if completes_move {
                     let waited = arrived.elapsed().as_secs_f64();
                     self.hub.metrics().move_latency.observe(waited);
@@ -549,6 +615,7 @@ impl Daemon {
             LinkEvent::Up => {
                 self.hub.metrics().resyncs.inc();
                 port.last_down = None;
+                port.answering = true;
                 info!(port = %port.path.display(), "board answers; resynchronising from its dump");
                 if !port.bus {
                     let number = port.number;
@@ -562,9 +629,12 @@ impl Daemon {
                 } else {
                     tracing::debug!(port = %port.path.display(), "{reason}");
                 }
+                port.answering = false;
+                port.clock.link_lost();
                 for n in port.numbers() {
                     self.online(n, false, now, &reason);
                 }
+                self.pump_clock(index);
             }
             LinkEvent::BusBoard { address, present } => {
                 let number = port.bus_number(address);
@@ -626,6 +696,104 @@ impl Daemon {
             );
         }
         outcome
+    }
+
+    /// An arbiter's clock setting for board `board`: White's and Black's
+    /// times mapped to the clock's sides as the tracker learned them, queued
+    /// as one set-and-run, and answered once the clock acks it or the queue
+    /// gives up (see [`ClockQueue`]).
+    fn set_clock(
+        &mut self,
+        board: u32,
+        by: String,
+        setting: ClockSetting,
+        reply: oneshot::Sender<Result<(), OperatorError>>,
+    ) {
+        let Some(index) = self.ports.iter().position(|p| p.numbers().contains(&board)) else {
+            let _ = reply.send(Err(OperatorError::UnknownBoard(board)));
+            return;
+        };
+        let port = &mut self.ports[index];
+        let refused = if port.bus {
+            Some(OperatorError::ClockOnBus(board))
+        } else if !port.answering {
+            Some(OperatorError::BoardOffline(board))
+        } else {
+            None
+        };
+        if let Some(e) = refused {
+            let _ = reply.send(Err(e));
+            return;
+        }
+        let (Some(white), lever) = port.session.clock_sides() else {
+            let _ = reply.send(Err(OperatorError::ClockSidesUnknown(board)));
+            return;
+        };
+        let command = set_and_run(setting, white, lever);
+        let job = ClockJob { by, setting, reply };
+        if let Err((job, full)) = port.clock.push(job, command) {
+            let _ = job.reply.send(Err(OperatorError::ClockFailed {
+                board,
+                reason: full.to_string(),
+            }));
+            return;
+        }
+        self.pump_clock(index);
+    }
+
+    /// Writes the clock commands due on port `index` and answers those that
+    /// ended.
+    fn pump_clock(&mut self, index: usize) {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        let port = &mut self.ports[index];
+        while let Some(bytes) = port.clock.poll_transmit(now) {
+            // The channel holds a few commands and the queue sends one at a
+            // time, so it is never full while the supervisor runs; a closed
+            // one means the daemon is stopping.
+            if port.writes.try_send(bytes).is_err() {
+                port.clock.link_lost();
+                break;
+            }
+        }
+        let number = port.number;
+        let mut ended = Vec::new();
+        while let Some(done) = port.clock.take_outcome() {
+            ended.push(done);
+        }
+        for (job, outcome) in ended {
+            let result = match outcome.failure() {
+                None => {
+                    let attempts = match outcome {
+                        ClockOutcome::Acked { attempts } => attempts,
+                        _ => 1,
+                    };
+                    self.hub.operator_notice(
+                        number,
+                        None,
+                        "set_clock",
+                        &format!(
+                            "{} (by {}; acked by the clock{})",
+                            job.setting.describe(),
+                            job.by,
+                            if attempts > 1 {
+                                " at the second try"
+                            } else {
+                                ""
+                            }
+                        ),
+                    );
+                    Ok(())
+                }
+                Some(reason) => {
+                    warn!(board = number, "clock command failed: {reason}");
+                    Err(OperatorError::ClockFailed {
+                        board: number,
+                        reason: reason.to_owned(),
+                    })
+                }
+            };
+            let _ = job.reply.send(result);
+        }
     }
 
     fn online(&mut self, number: u32, online: bool, t_ms: u64, reason: &str) {
@@ -728,6 +896,9 @@ impl Daemon {
             if !self.events.is_empty() {
                 let key = self.ports[i].key.clone();
                 self.publish(Some(&key));
+            }
+            if !self.ports[i].clock.is_empty() {
+                self.pump_clock(i);
             }
         }
     }

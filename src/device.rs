@@ -205,6 +205,8 @@ struct Gone;
 enum Step {
     Read(usize),
     Timeout,
+    /// Bytes the daemon asked for were written.
+    Wrote,
 }
 
 impl Link {
@@ -252,7 +254,40 @@ impl Link {
 
     /// Reads once, waiting at most `wait`; forwards what came.
     async fn read(&mut self, wait: Duration) -> Result<Result<Step, DeviceError>, Gone> {
-        let n = match tokio::time::timeout(wait, self.port.read(&mut self.buf)).await {
+        let read = tokio::time::timeout(wait, self.port.read(&mut self.buf)).await;
+        self.forward_read(read).await
+    }
+
+    /// Like [`Link::read`], but bytes the daemon asks to write (clock
+    /// commands) go out as soon as they come, not after the wait.
+    async fn read_or_write(
+        &mut self,
+        wait: Duration,
+        writes: &mut mpsc::Receiver<Vec<u8>>,
+    ) -> Result<Result<Step, DeviceError>, Gone> {
+        // The select only races the wait for bytes against a write request;
+        // forwarding what was read happens after it, so no chunk can be lost
+        // to a cancelled send.
+        enum Got {
+            Write(Vec<u8>),
+            Read(Result<std::io::Result<usize>, tokio::time::error::Elapsed>),
+        }
+        let got = tokio::select! {
+            biased;
+            Some(bytes) = writes.recv() => Got::Write(bytes),
+            r = tokio::time::timeout(wait, self.port.read(&mut self.buf)) => Got::Read(r),
+        };
+        match got {
+            Got::Write(bytes) => Ok(self.write(bytes).await?.map(|()| Step::Wrote)),
+            Got::Read(read) => self.forward_read(read).await,
+        }
+    }
+
+    async fn forward_read(
+        &mut self,
+        read: Result<std::io::Result<usize>, tokio::time::error::Elapsed>,
+    ) -> Result<Result<Step, DeviceError>, Gone> {
+        let n = match read {
             Err(_) => return Ok(Ok(Step::Timeout)),
             Ok(Err(source)) => {
                 return Ok(Err(DeviceError::Read {
@@ -303,19 +338,22 @@ macro_rules! step {
 /// sends the start-up sequence, forwards every read, and asks for a clock
 /// reading whenever the board has been quiet for `timings.probe`, so silence
 /// beyond `timings.silence` means the board is gone (UPDATE_NICE sends nothing
-/// while nobody moves and no clock runs). Returns `Ok` when the daemon stops.
+/// while nobody moves and no clock runs). Bytes arriving on `writes` (clock
+/// commands, see `daemon.rs`) are written at once, as chunks like the rest.
+/// Returns `Ok` when the daemon stops.
 pub async fn run_single_link(
     path: &Path,
     epoch: Instant,
     timings: LinkTimings,
     tx: mpsc::Sender<LinkEvent>,
+    writes: &mut mpsc::Receiver<Vec<u8>>,
 ) -> Result<(), LinkError> {
     let mut link = Link::open(path, epoch, tx)?;
     step!(link.write(dgt_startup()).await);
     let mut last_probe = Instant::now();
     loop {
         step!(
-            link.read(timings.probe.min(Duration::from_millis(250)))
+            link.read_or_write(timings.probe.min(Duration::from_millis(250)), writes)
                 .await
         );
         let quiet = link.silent_for();
@@ -409,6 +447,8 @@ impl Bus {
                 Err(e) => return Ok(Err(e)),
                 Ok(Step::Timeout) => return Ok(Ok(heard)),
                 Ok(Step::Read(n)) => n,
+                // Bus links read with `Link::read`, which never writes.
+                Ok(Step::Wrote) => continue,
             };
             self.decoder.push(&self.link.buf[..n]);
             while let Some(r) = self.decoder.next() {
@@ -663,10 +703,16 @@ pub async fn supervise(
     epoch: Instant,
     timings: LinkTimings,
     tx: mpsc::Sender<LinkEvent>,
+    mut writes: mpsc::Receiver<Vec<u8>>,
 ) {
     let mut failures = 0u32;
     loop {
         let started = Instant::now();
+        // Writes asked for while the last link failed are for a board state
+        // that is gone (the daemon fails its clock commands on `Down` and sends
+        // none until the board answers again): never write them to the board
+        // that comes back.
+        while writes.try_recv().is_ok() {}
         // The link's reports pass through here so that we see whether a board
         // answered: a board that answered and was then unplugged is replugged
         // as a fresh start (250 ms), not as the n-th failure of an absent one.
@@ -675,7 +721,7 @@ pub async fn supervise(
             if bus {
                 run_dgt_bus_link(&path, epoch, timings, link_tx).await
             } else {
-                run_single_link(&path, epoch, timings, link_tx).await
+                run_single_link(&path, epoch, timings, link_tx, &mut writes).await
             }
         };
         tokio::pin!(link);

@@ -53,6 +53,14 @@ pub enum OperatorError {
     NoDaemon,
     #[error("the daemon did not answer (it is stopping or overloaded); try again")]
     DaemonGone,
+    #[error("board {0} is on a DGT bus, and the bus protocol cannot pass commands to a clock: set the times on the clock by hand")]
+    ClockOnBus(u32),
+    #[error("board {0}'s clock sides are not known yet (the daemon learns which side is White's when the clock is started or first pressed): set the times on the clock by hand, or start the clock and try again")]
+    ClockSidesUnknown(u32),
+    #[error("board {0} is not answering: check its cable, then try again")]
+    BoardOffline(u32),
+    #[error("board {board}'s clock was not set: {reason}")]
+    ClockFailed { board: u32, reason: String },
     #[error(
         "cannot save the pairings to {path}: {problem}; check the data directory's permissions"
     )]
@@ -174,8 +182,88 @@ pub struct BoardRequest {
     pub board: u32,
     /// Who asked (the arbiter's name), journaled with the command.
     pub by: String,
-    pub command: TrackerCommand,
+    pub command: BoardCommand,
     pub reply: oneshot::Sender<Result<(), OperatorError>>,
+}
+
+/// What an arbiter asks of one board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoardCommand {
+    /// An input for the board's tracker (journaled, replayed).
+    Tracker(TrackerCommand),
+    /// Times for the board's clock, sent to the clock through the board. The
+    /// bytes written are journaled in the capture like every other byte; the
+    /// tracker sees the new times in the clock's next readings.
+    SetClock(ClockSetting),
+}
+
+/// Times to put on a clock, by colour (the daemon knows which side is whose).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockSetting {
+    pub white_ms: u64,
+    pub black_ms: u64,
+    /// Whether the clock runs after the set (for the side whose turn the
+    /// lever shows), or stays paused.
+    pub run: bool,
+}
+
+impl ClockSetting {
+    /// How the timeline words it.
+    pub fn describe(&self) -> String {
+        format!(
+            "clock set to White {}, Black {}{}",
+            hms_text(self.white_ms),
+            hms_text(self.black_ms),
+            if self.run { "" } else { ", paused" }
+        )
+    }
+}
+
+/// `ms` as H:MM:SS.
+fn hms_text(ms: u64) -> String {
+    let s = ms / 1000;
+    format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+/// The most a DGT clock shows: 9:59:59.
+pub const CLOCK_MAX_MS: u64 = (9 * 3600 + 59 * 60 + 59) * 1000;
+
+/// Reads a clock time as an arbiter types it: `H:MM:SS`, `M:SS` or whole
+/// seconds, at most 9:59:59 (what a DGT clock can show).
+pub fn parse_clock_time(field: &'static str, text: &str) -> Result<u64, OperatorError> {
+    let bad = |problem: String| OperatorError::BadField { field, problem };
+    let text = text.trim();
+    let parts: Vec<&str> = text.split(':').collect();
+    let numbers: Option<Vec<u64>> = parts
+        .iter()
+        .map(|p| {
+            (!p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse().ok())
+                .flatten()
+        })
+        .collect();
+    let Some(numbers) = numbers else {
+        return Err(bad(format!(
+            "{text:?} is not a time: write H:MM:SS, M:SS or seconds, e.g. \"1:25:00\""
+        )));
+    };
+    let seconds = match numbers.as_slice() {
+        [s] => *s,
+        [m, s] if *s < 60 => m * 60 + s,
+        [h, m, s] if *m < 60 && *s < 60 => h * 3600 + m * 60 + s,
+        _ => {
+            return Err(bad(format!(
+                "{text:?} is not a time: minutes and seconds go up to 59, e.g. \"1:25:00\""
+            )))
+        }
+    };
+    let ms = seconds * 1000;
+    if ms > CLOCK_MAX_MS {
+        return Err(bad(format!(
+            "{text:?} is more than a DGT clock can show (9:59:59)"
+        )));
+    }
+    Ok(ms)
 }
 
 /// The sending end the HTTP side holds.
@@ -426,6 +514,28 @@ impl Desk {
         board: u32,
         by: &str,
         command: TrackerCommand,
+    ) -> Result<(), OperatorError> {
+        self.request(board, by, BoardCommand::Tracker(command))
+            .await
+    }
+
+    /// Sets board `board`'s clock and waits until the clock has acked the
+    /// times, or the daemon has given up (one resend, about 4 s at most).
+    pub async fn set_clock(
+        &self,
+        board: u32,
+        by: &str,
+        setting: ClockSetting,
+    ) -> Result<(), OperatorError> {
+        self.request(board, by, BoardCommand::SetClock(setting))
+            .await
+    }
+
+    async fn request(
+        &self,
+        board: u32,
+        by: &str,
+        command: BoardCommand,
     ) -> Result<(), OperatorError> {
         let tx = self.commands.as_ref().ok_or(OperatorError::NoDaemon)?;
         let (reply, answer) = oneshot::channel();

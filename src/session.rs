@@ -162,6 +162,9 @@ pub struct DgtSession {
     bus_numbers: HashMap<u16, u32>,
     stats: SessionStats,
     scratch: Vec<TrackerEvent>,
+    /// The single board's clock acks not yet taken, when someone sends clock
+    /// commands and waits for them (see [`DgtSession::take_clock_acks`]).
+    acks: Option<Vec<ClockAck>>,
 }
 
 impl DgtSession {
@@ -177,7 +180,27 @@ impl DgtSession {
             bus_numbers: HashMap::new(),
             stats: SessionStats::default(),
             scratch: Vec::new(),
+            acks: None,
         }
+    }
+
+    /// From now on, keeps the single board's clock acks for
+    /// [`DgtSession::take_clock_acks`] (the daemon, which sends clock
+    /// commands, turns this on; a replay does not need it).
+    pub fn collect_clock_acks(&mut self) {
+        self.acks.get_or_insert_with(Vec::new);
+    }
+
+    /// The single board's clock acks received since the last call, oldest
+    /// first.
+    pub fn take_clock_acks(&mut self) -> Vec<ClockAck> {
+        self.acks.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// What the single board's tracker knows of its clock: the side White
+    /// uses, once learned, and the side the lever lets run now.
+    pub fn clock_sides(&self) -> (Option<ClockSide>, Option<ClockSide>) {
+        self.single.tracker.clock_sides()
     }
 
     /// Gives the board at bus `address` the number `board` (from the pairing).
@@ -692,6 +715,9 @@ impl DgtSession {
         let info = &mut self.board(target).info;
         info.clock_acks += 1;
         info.last_clock_ack = Some(ack);
+        if let (Target::Single, Some(acks)) = (target, self.acks.as_mut()) {
+            acks.push(ack);
+        }
     }
 }
 

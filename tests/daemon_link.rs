@@ -35,7 +35,8 @@ async fn a_silent_board_is_probed_then_declared_gone() {
     let (path, _master, _slave) = silent_pty();
     let (tx, mut rx) = mpsc::channel(64);
     let started = Instant::now();
-    let result = run_single_link(&path, Instant::now(), FAST, tx).await;
+    let (_writes_tx, mut writes) = mpsc::channel(4);
+    let result = run_single_link(&path, Instant::now(), FAST, tx, &mut writes).await;
     let took = started.elapsed();
     assert!(
         matches!(result, Err(LinkError::Silent { .. })),
@@ -66,7 +67,8 @@ async fn a_silent_board_is_probed_then_declared_gone() {
 async fn the_supervisor_reports_down_and_reopens() {
     let (path, _master, _slave) = silent_pty();
     let (tx, mut rx) = mpsc::channel(64);
-    let task = tokio::spawn(supervise(path, false, Instant::now(), FAST, tx));
+    let (_writes_tx, writes) = mpsc::channel(4);
+    let task = tokio::spawn(supervise(path, false, Instant::now(), FAST, tx, writes));
     let mut downs = 0;
     let mut startups = 0;
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -234,6 +234,17 @@
     ff.appendChild(button("Set start position", (b) => post("/arbiter/api/start-fen", { board: n, fen: fen.value }, b)));
     d.appendChild(ff);
 
+    // Times on the clock: a 7.5.5 penalty, a wrong setting (6.10.2). The
+    // daemon answers once the clock has acked them, or says why not.
+    const cf = el("form");
+    const cw = field(cf, "Clock: White", input("text", "num", "1:25:00"));
+    const cb = field(cf, "Black", input("text", "num", "0:58:30"));
+    const run = input("checkbox", null, "");
+    run.checked = true;
+    field(cf, "running", run);
+    cf.appendChild(button("Set clock", (b) => post("/arbiter/api/clock", { board: n, white: cw.value, black: cb.value, run: run.checked }, b)));
+    d.appendChild(cf);
+
     const af = el("form");
     af.appendChild(button("Mark inactive", (b) => post("/arbiter/api/active", { board: n, active: false }, b)));
     af.appendChild(button("Mark active", (b) => post("/arbiter/api/active", { board: n, active: true }, b)));

@@ -16,8 +16,8 @@ use serde_json::json;
 
 use super::{json_body, AppState, MAX_BODY_BYTES};
 use crate::operator::{
-    check_fen, parse_result, AlertRuling, AssignedPairing, OperatorError, RulingAction,
-    TrackerCommand,
+    check_fen, parse_clock_time, parse_result, AlertRuling, AssignedPairing, ClockSetting,
+    OperatorError, RulingAction, TrackerCommand,
 };
 use crate::publish::{feeds, Player};
 
@@ -27,7 +27,7 @@ const SCRIPT: &str = include_str!("../../assets/arbiter/app.js");
 
 /// The operator actions, for the dashboard's help and for API clients: name,
 /// path and what it does.
-const ACTIONS: [(&str, &str, &str); 9] = [
+const ACTIONS: [(&str, &str, &str); 10] = [
     ("acknowledge", "/arbiter/api/ack", "Mark an alert as seen; it stays listed until resolved."),
     ("resolve", "/arbiter/api/resolve", "Close an alert or notice the arbiter dealt with."),
     ("set_result", "/arbiter/api/result", "Enter the game's result (1-0, 0-1, 1/2-1/2) with a reason."),
@@ -40,6 +40,11 @@ const ACTIONS: [(&str, &str, &str); 9] = [
     ("swap_colours", "/arbiter/api/swap", "Article 7.3: the players sat on the wrong colours; swap the names for this game."),
     ("set_start_fen", "/arbiter/api/start-fen", "Games on the board start from this position."),
     ("set_active", "/arbiter/api/active", "An inactive board raises no alerts and is left out of the round's feeds."),
+    (
+        "set_clock",
+        "/arbiter/api/clock",
+        "Set the clock's times for White and Black (H:MM:SS), e.g. to add the two minutes of a 7.5.5 penalty; answered once the clock has acked them.",
+    ),
     ("board", "/arbiter/api/board/{n}", "A board's full record and timeline (GET)."),
 ];
 
@@ -57,6 +62,7 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/arbiter/api/swap", post(swap_colours))
         .route("/arbiter/api/start-fen", post(set_start_fen))
         .route("/arbiter/api/active", post(set_active))
+        .route("/arbiter/api/clock", post(set_clock))
         // Unknown paths under /arbiter/ are 401 without the token too, so a
         // prober learns nothing about which exist.
         .route("/arbiter/{*rest}", any(|| async { StatusCode::NOT_FOUND }))
@@ -131,6 +137,11 @@ fn operator_error(e: &OperatorError) -> Response {
         | OperatorError::UnknownBoard(_) => StatusCode::BAD_REQUEST,
         OperatorError::NoGame(_) | OperatorError::NoRetraction(_) => StatusCode::CONFLICT,
         OperatorError::NoDaemon | OperatorError::DaemonGone => StatusCode::SERVICE_UNAVAILABLE,
+        OperatorError::ClockOnBus(_) | OperatorError::ClockSidesUnknown(_) => StatusCode::CONFLICT,
+        // The board or its clock, beyond this server, did not do it.
+        OperatorError::BoardOffline(_) | OperatorError::ClockFailed { .. } => {
+            StatusCode::BAD_GATEWAY
+        }
         OperatorError::Persist { .. }
         | OperatorError::SaveRuling { .. }
         | OperatorError::Journal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -733,4 +744,52 @@ async fn swap_colours(State(s): State<AppState>, Body(req): Body<SwapReq>) -> Re
     ok(
         json!({"board": req.board, "round": round, "swapped": now_swapped, "white": w.name, "black": b.name}),
     )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClockReq {
+    board: u32,
+    white: String,
+    black: String,
+    /// The clock runs after the set (the default) or stays paused.
+    #[serde(default = "runs")]
+    run: bool,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+fn runs() -> bool {
+    true
+}
+
+async fn set_clock(State(s): State<AppState>, Body(req): Body<ClockReq>) -> Response {
+    if let Err(e) = known_board(&s, req.board) {
+        return operator_error(&e);
+    }
+    let checked = (|| {
+        Ok::<_, OperatorError>((
+            who(&req.by)?,
+            ClockSetting {
+                white_ms: parse_clock_time("white", &req.white)?,
+                black_ms: parse_clock_time("black", &req.black)?,
+                run: req.run,
+            },
+        ))
+    })();
+    let (by, setting) = match checked {
+        Ok(v) => v,
+        Err(e) => return operator_error(&e),
+    };
+    match s.desk.set_clock(req.board, &by, setting).await {
+        Ok(()) => ok(json!({
+            "board": req.board,
+            "set": true,
+            "done": format!("{}, acked by the clock", setting.describe()),
+            "white_ms": setting.white_ms,
+            "black_ms": setting.black_ms,
+            "run": setting.run,
+        })),
+        Err(e) => operator_error(&e),
+    }
 }

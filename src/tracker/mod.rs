@@ -591,6 +591,15 @@ impl Tracker {
         }
     }
 
+    /// The side of the clock White uses, once learned from the clock, and the
+    /// side the lever lets run in the latest reading (running or paused).
+    pub fn clock_sides(&self) -> (Option<ClockSide>, Option<ClockSide>) {
+        (
+            self.white_side,
+            self.last_reading.and_then(|r| r.lever_high),
+        )
+    }
+
     /// Time passes with no input (drives hold timers).
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
         let first = out.len();
