@@ -22,10 +22,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig, VirtualBus};
-use eboard_protocols::hand::{self, HandConfig, PhysicalBoard};
+use eboard_protocols::dgt::virtual_board::{VirtualBoardConfig, VirtualBus};
+use eboard_protocols::hand::{self, HandConfig};
 use eboard_protocols::ClockSide;
-use shakmaty::Position;
 
 use crate::games::{load_pgn_file, Game, GamesError};
 
@@ -225,13 +224,12 @@ pub fn serve_bus_pty(
             ..HandConfig::default()
         };
         scripts.push(hand::play(&game.start, &game.moves, &hand_cfg).actions);
-        boards.push(VirtualBoard::new(
-            VirtualBoardConfig {
-                seed,
-                serial: opts.board.serial.wrapping_add(i as u16),
-                ..opts.board.clone()
-            },
-            PhysicalBoard::from_board(game.start.board(), opts.rotated),
+        boards.push(crate::sim::bus_board(
+            &opts.board,
+            seed,
+            i,
+            game,
+            opts.rotated,
         ));
     }
 

@@ -153,6 +153,25 @@ impl Default for BusPolling {
     }
 }
 
+/// Board `index` of a virtual bus: `cfg` with seed `seed` and serial number
+/// (so bus address) `cfg.serial + index`, its pieces set up for `game`.
+pub fn bus_board(
+    cfg: &VirtualBoardConfig,
+    seed: u64,
+    index: usize,
+    game: &Game,
+    rotated: bool,
+) -> VirtualBoard {
+    VirtualBoard::new(
+        VirtualBoardConfig {
+            seed,
+            serial: cfg.serial.wrapping_add(index as u16),
+            ..cfg.clone()
+        },
+        PhysicalBoard::from_board(game.start.board(), rotated),
+    )
+}
+
 /// Games played on virtual boards sharing one bus line, as the daemon's bus
 /// link would have recorded them.
 #[derive(Clone, Debug)]
@@ -185,14 +204,7 @@ pub fn simulate_bus(games: &[Game], opts: &SimOptions, polling: &BusPolling) -> 
         };
         let script = hand::play(&game.start, &game.moves, &hand_cfg);
         actions.extend(script.actions.into_iter().map(|a| (a.t_ms, i, a.action)));
-        boards.push(VirtualBoard::new(
-            VirtualBoardConfig {
-                seed,
-                serial: opts.board.serial.wrapping_add(i as u16),
-                ..opts.board.clone()
-            },
-            PhysicalBoard::from_board(game.start.board(), hand_cfg.rotated),
-        ));
+        boards.push(bus_board(&opts.board, seed, i, game, hand_cfg.rotated));
     }
     // Stable: one board's actions keep their order at equal times.
     actions.sort_by_key(|&(t, i, _)| (t, i));
