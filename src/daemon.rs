@@ -605,8 +605,12 @@ impl Daemon {
                     self.hub.set_picture(port.number, port.session.picture());
                 }
                 let key = port.key.clone();
+                // After the acks: one may have ended a command to answer.
+                let clock_busy = !port.clock.is_idle();
                 self.publish(Some(&key));
-                self.pump_clock(index);
+                if clock_busy {
+                    self.pump_clock(index);
+                }
                 if completes_move {
                     let waited = arrived.elapsed().as_secs_f64();
                     self.hub.metrics().move_latency.observe(waited);
@@ -897,7 +901,7 @@ impl Daemon {
                 let key = self.ports[i].key.clone();
                 self.publish(Some(&key));
             }
-            if !self.ports[i].clock.is_empty() {
+            if !self.ports[i].clock.is_idle() {
                 self.pump_clock(i);
             }
         }

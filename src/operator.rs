@@ -186,6 +186,10 @@ pub struct BoardRequest {
     pub reply: oneshot::Sender<Result<(), OperatorError>>,
 }
 
+/// How long an arbiter's clock setting may wait for the daemon's answer:
+/// the commands queued before it plus its own two attempts, with room to spare.
+const SET_CLOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// What an arbiter asks of one board.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BoardCommand {
@@ -527,8 +531,13 @@ impl Desk {
         by: &str,
         setting: ClockSetting,
     ) -> Result<(), OperatorError> {
-        self.request(board, by, BoardCommand::SetClock(setting))
+        // The daemon answers within two attempts' ack windows once the
+        // command is sent; commands queued before it add theirs. Beyond this
+        // the arbiter is told rather than left waiting.
+        let request = self.request(board, by, BoardCommand::SetClock(setting));
+        tokio::time::timeout(SET_CLOCK_WAIT, request)
             .await
+            .map_err(|_| OperatorError::DaemonGone)?
     }
 
     async fn request(

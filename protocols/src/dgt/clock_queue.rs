@@ -118,6 +118,12 @@ impl<T> ClockQueue<T> {
         self.len() == 0
     }
 
+    /// Nothing queued, nothing in flight and no outcome left to take: the
+    /// caller has nothing to do until it pushes a command.
+    pub fn is_idle(&self) -> bool {
+        self.is_empty() && self.outcomes.is_empty()
+    }
+
     /// The bytes to write now, if any: the next command when none is in
     /// flight, or the one in flight again once its ack is overdue or it was
     /// refused. A command that has used its attempts ends here (see
@@ -277,6 +283,7 @@ mod tests {
             Some((2, ClockOutcome::Acked { attempts: 1 }))
         );
         assert!(q.is_empty());
+        assert!(q.is_idle());
         assert_eq!(q.next_deadline(), None);
     }
 
@@ -347,6 +354,7 @@ mod tests {
         q.poll_transmit(0);
         q.push(3, set(3)).unwrap();
         q.link_lost();
+        assert!(q.is_empty() && !q.is_idle(), "outcomes to take");
         let ended: Vec<_> = std::iter::from_fn(|| q.take_outcome()).collect();
         assert_eq!(
             ended,
