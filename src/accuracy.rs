@@ -92,12 +92,63 @@ impl Outcome {
     }
 }
 
+/// How fast the players move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pace {
+    /// Tournament thinking times (seconds to minutes), careful hands.
+    Normal,
+    /// Time trouble: a move every second or so, quick hands, replies that come
+    /// before the opponent has pressed.
+    TimeTrouble,
+}
+
+impl Pace {
+    /// Short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pace::Normal => "normal pace",
+            Pace::TimeTrouble => "time trouble",
+        }
+    }
+}
+
+/// The players' hands for one run: how fast, and how often a press is forgotten.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hands {
+    pub pace: Pace,
+    /// Chance per move that the mover never presses the clock.
+    pub forget_press: f64,
+}
+
+impl Default for Hands {
+    fn default() -> Self {
+        Hands {
+            pace: Pace::Normal,
+            forget_press: 0.0,
+        }
+    }
+}
+
 /// The simulation options for `setup`, with sensor noise and realistic hands.
 pub fn sim_options(setup: Setup, seed: u64, noise: bool) -> SimOptions {
+    sim_options_for(setup, seed, noise, Hands::default())
+}
+
+/// [`sim_options`] with the given hands.
+pub fn sim_options_for(setup: Setup, seed: u64, noise: bool, hands: Hands) -> SimOptions {
     let mut opts = SimOptions {
         seed,
         ..SimOptions::default()
     };
+    opts.hand.forget_press = hands.forget_press;
+    if hands.pace == Pace::TimeTrouble {
+        // Mean thinking 1 s (0.3 s in the opening), hands a third quicker, and
+        // one reply in ten made before the opponent's press.
+        opts.hand.speed = 0.05;
+        opts.hand.hand_speed = 0.65;
+        opts.hand.early_reply = 0.1;
+        opts.hand.hover = 0.002;
+    }
     opts.hand.rotated = setup == Setup::Rotated;
     opts.hand.white_clock = if setup == Setup::ClockRight {
         ClockSide::Right
@@ -131,7 +182,10 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
         session.feed(chunk, &mut events);
     }
     let end = run.chunks.last().map_or(0, |c| c.t_ms);
-    session.tick(end + 5_000, &mut events);
+    session.tick(
+        end + crate::replay::end_grace_ms(&TrackerConfig::default()),
+        &mut events,
+    );
     let reconstruction = started.elapsed();
 
     let mut out = Outcome {
@@ -172,8 +226,18 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
             TrackerEvent::Game(_) | TrackerEvent::Resolved(_) => {}
         }
     }
-    // The hand model presses once after every move, so the k-th press the clock
-    // recorded completes ply k.
+    // The clock records only the presses that moved its lever: the k-th of them
+    // completes the k-th ply whose mover's press moved it (a forgotten press, and
+    // the opponent's press on the side already down, record nothing).
+    let mut press_of = vec![None; out.expected.len()];
+    let mut records = run.presses.iter();
+    for (i, &moved) in run.script.pressed.iter().enumerate() {
+        if moved {
+            if let Some(slot) = press_of.get_mut(i) {
+                *slot = records.next();
+            }
+        }
+    }
     for (i, ((got, want), clock)) in out
         .verified
         .iter()
@@ -181,7 +245,7 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
         .zip(&clocks)
         .enumerate()
     {
-        let Some(press) = run.presses.get(i) else {
+        let Some(press) = press_of.get(i).copied().flatten() else {
             continue;
         };
         if got != want {

@@ -24,11 +24,15 @@ use crate::pgn::{GameInfo, GameRecord, GameRecorder};
 use crate::session::{DgtSession, SessionStats};
 use crate::tracker::TrackerConfig;
 
-/// How long after the last chunk the trackers are ticked, so that holds on
-/// clockless boards expire and the last move is verified. At least twice the
-/// clockless hold, and never under five seconds.
+/// How long after the last chunk the trackers are ticked, so that holds expire
+/// and the last move is verified: a move left without a press (a forgotten
+/// press, or the opponent's press on the side already down) is verified after
+/// `unpressed_hold_ms`, a clockless board's after twice its hold. Never under
+/// five seconds.
 pub fn end_grace_ms(config: &TrackerConfig) -> Millis {
-    (2 * config.clockless_hold_ms).max(5_000)
+    (2 * config.clockless_hold_ms)
+        .max(config.unpressed_hold_ms + 1_000)
+        .max(5_000)
 }
 
 /// Why a capture could not be replayed to its end.

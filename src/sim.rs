@@ -66,12 +66,19 @@ pub fn simulate(game: &Game, opts: &SimOptions) -> SimRun {
         seed: opts.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0068_616e_6400, // "hand": the hands get their own stream
         ..opts.hand.clone()
     };
+    let script = hand::play(&game.start, &game.moves, &hand_cfg);
+    simulate_script(game, opts, script)
+}
+
+/// Plays `script` (lifts, placements and presses for `game`, in the board's
+/// frame, from any hand model) on a virtual DGT board set up with `game`'s start
+/// and records both directions. `opts.hand.rotated` says how the board stands.
+pub fn simulate_script(game: &Game, opts: &SimOptions, script: HandScript) -> SimRun {
     let board_cfg = VirtualBoardConfig {
         seed: opts.seed,
         ..opts.board.clone()
     };
-    let script = hand::play(&game.start, &game.moves, &hand_cfg);
-    let pieces = PhysicalBoard::from_board(game.start.board(), hand_cfg.rotated);
+    let pieces = PhysicalBoard::from_board(game.start.board(), opts.hand.rotated);
     let mut board = VirtualBoard::new(board_cfg, pieces);
 
     let mut chunks = Vec::new();

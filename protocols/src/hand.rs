@@ -212,6 +212,10 @@ pub struct HandConfig {
     pub adjust: f64,
     /// Chance that the opponent replies before the mover presses the clock.
     pub early_reply: f64,
+    /// Chance that the mover never presses the clock for a move (time trouble).
+    /// The opponent plays on; his own press then does nothing (his side is
+    /// already down) and the clock changes only at the next real press.
+    pub forget_press: f64,
     /// Chance per move of first making another quiet move and taking it back
     /// before the real one (a move changed before the clock press).
     pub retract: f64,
@@ -261,6 +265,7 @@ impl Default for HandConfig {
             slide_pause: 0.15,
             adjust: 0.03,
             early_reply: 0.01,
+            forget_press: 0.0,
             retract: 0.002,
             knock: 0.002,
             hover: 0.02,
@@ -276,8 +281,13 @@ pub struct HandScript {
     /// All actions, in time order.
     pub actions: Vec<TimedAction>,
     /// For each move, the time its last piece was released (the move is *made*,
-    /// Article 4.7) and the time of the mover's clock press.
+    /// Article 4.7) and the time of the mover's clock press (the release time
+    /// again when he never pressed).
     pub made_at: Vec<(u64, u64)>,
+    /// For each move, whether the mover's own press moved the clock's lever (a
+    /// forgotten press, or a press on the side already down after the opponent
+    /// forgot, did not).
+    pub pressed: Vec<bool>,
 }
 
 /// Picks an index by weights (all-zero weights pick the first).
@@ -727,8 +737,17 @@ pub fn play(start: &Chess, moves: &[Move], cfg: &HandConfig) -> HandScript {
         out: Vec::new(),
     };
     let mut made_at = Vec::with_capacity(moves.len());
+    let mut pressed = Vec::with_capacity(moves.len());
     let starter = h.side(!start.turn());
     h.emit(PhysicalAction::PressClock(starter));
+    // The side whose button is down (its clock stands): a press there does nothing.
+    let mut down = starter;
+    let mut press = |h: &mut Hands<'_>, side: ClockSide| -> bool {
+        h.emit(PhysicalAction::PressClock(side));
+        let moved = side != down;
+        down = side;
+        moved
+    };
     let mut pos = start.clone();
     // A press held back because the opponent replied first: (side, index in made_at).
     let mut pending_press: Option<(ClockSide, usize)> = None;
@@ -755,25 +774,34 @@ pub fn play(start: &Chess, moves: &[Move], cfg: &HandConfig) -> HandScript {
         h.make_move(&pos, m, chess960);
         let made = h.t;
         made_at.push((made, made));
+        pressed.push(false);
         pos.play_unchecked(*m);
         let is_last = ply + 1 == moves.len();
         if let Some((side, i)) = pending_press.take() {
             // The forgetful player presses now, then the replier.
             h.wait(200, 600);
-            h.emit(PhysicalAction::PressClock(side));
+            pressed[i] = press(&mut h, side);
             made_at[i].1 = h.t;
+        } else if !is_last && h.rng.random_bool(cfg.forget_press) {
+            // Never pressed: the opponent plays on with this clock still running.
+            continue;
         } else if !is_last && h.rng.random_bool(cfg.early_reply) {
             pending_press = Some((h.side(mover), ply));
             continue;
         }
         h.wait(200, 700);
-        h.emit(PhysicalAction::PressClock(h.side(mover)));
+        let side = h.side(mover);
+        pressed[ply] = press(&mut h, side);
         made_at[ply].1 = h.t;
     }
     let mut actions = h.out;
     // Hand times only grow, but keep the promise explicit.
     actions.sort_by_key(|a| a.t_ms);
-    HandScript { actions, made_at }
+    HandScript {
+        actions,
+        made_at,
+        pressed,
+    }
 }
 
 #[cfg(test)]
