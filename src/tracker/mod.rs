@@ -1292,9 +1292,20 @@ impl Tracker {
         // in passing is not a move of its own); among equals, keep the longest part
         // of the line the pictures already showed.
         let len = game.pending.len();
+        // A move the board showed and the opponent then answered on the board
+        // (his move seen as a picture of its own) was made: the hand let go of
+        // it. Later pictures may extend the line or change its last move (a slide
+        // going on), never rewrite answered moves into fewer plies. Without this a
+        // piece that moves twice in one unpressed stretch (Kg7 ... Kh8 around the
+        // opponent's Qg4) reads as one move, and the opponent's move with it.
+        let answered = game
+            .pending
+            .iter()
+            .rposition(|s| !s.reconstructed)
+            .unwrap_or(0);
         'passes: for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
             for total in lo..=len + hi {
-                for j in (0..=len.min(total)).rev() {
+                for j in (answered..=len.min(total)).rev() {
                     let depth = total - j;
                     if depth < lo || depth > hi {
                         continue;
