@@ -186,7 +186,7 @@ fn main() {
             "{} runs not exact, with a wrong [%clk] or a wrong result:",
             failures.len()
         );
-        for f in failures.iter().take(60) {
+        for f in failures.iter().take(400) {
             println!("  {f}");
         }
     }

@@ -14,7 +14,7 @@ use shakmaty::Position;
 
 use crate::events::{GameEvent, GameResult, Severity, TrackerEvent};
 use crate::games::Game;
-use crate::session::DgtSession;
+use crate::session::{CaptureDriver, DgtSession};
 use crate::sim::{simulate, SimOptions};
 use crate::tracker::{start_number, TrackerConfig};
 
@@ -178,14 +178,17 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
     let mut clocks: Vec<Option<u64>> = Vec::new();
     let mut last_ply = 0;
     let started = std::time::Instant::now();
+    // The same loop as `replay` and the daemon: ticks on the grid between chunks.
+    let mut driver = CaptureDriver::new(session);
     for chunk in &run.chunks {
-        session.feed(chunk, &mut events);
+        driver.chunk(chunk, &mut events);
     }
-    let end = run.chunks.last().map_or(0, |c| c.t_ms);
-    session.tick(
-        end + crate::replay::end_grace_ms(&TrackerConfig::default()),
+    driver.finish(
+        crate::replay::end_grace_ms(&TrackerConfig::default()),
         &mut events,
     );
+    let end = driver.last_t();
+    let session = driver.session;
     let reconstruction = started.elapsed();
 
     let mut out = Outcome {

@@ -36,10 +36,13 @@ use crate::operator::{
     load_rulings, rulings_path, AlertRuling, BoardCommand, BoardRequest, ClockSetting,
     OperatorError, RulingAction, TrackerCommand, CLOCK_MAX_MS,
 };
-use crate::session::DgtSession;
+use crate::session::{DgtSession, TickGrid};
 
 /// How often the loop ticks the trackers, syncs the journal and pings the watchdog.
-const LOOP_TICK: Duration = Duration::from_millis(100);
+const LOOP_TICK: Duration = Duration::from_millis(crate::session::TICK_MS);
+/// How far behind the wall clock the loop ticks the trackers' grid (see
+/// `Daemon::tick`): longer than a chunk takes from the port to the loop.
+const TICK_LAG_MS: u64 = 50;
 
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +63,8 @@ struct Port {
     /// Bus mode: numbers by address, from the configuration.
     bus_numbers: BTreeMap<u16, u32>,
     session: DgtSession,
+    /// The tick grid points this port's session has been ticked at.
+    grid: TickGrid,
     /// The supervisor, and the task forwarding its reports to the loop.
     tasks: [JoinHandle<()>; 2],
     /// Session time of this run's chunk time 0 (after the recovered runs).
@@ -397,6 +402,7 @@ impl Daemon {
             number: plan.number,
             bus_numbers: plan.bus_numbers,
             session,
+            grid: TickGrid::default(),
             tasks: [supervisor, forwarder],
             base_ms: 0,
             last_t: 0,
@@ -579,6 +585,7 @@ impl Daemon {
                     let st = port.session.stats();
                     (st.frames, st.decode_errors)
                 };
+                port.grid.tick_until(&mut port.session, t, &mut self.events);
                 port.session.feed(&fed, &mut self.events);
                 for ack in port.session.take_clock_acks() {
                     port.clock.on_ack(&ack);
@@ -688,6 +695,7 @@ impl Daemon {
             .map_err(|e| OperatorError::Journal(e.to_string()))?;
         let t = (port.base_ms + written).max(port.last_t);
         port.last_t = t;
+        port.grid.tick_until(&mut port.session, t, &mut self.events);
         let outcome = port.session.operator(t, board, command, &mut self.events);
         let key = port.key.clone();
         self.publish(Some(&key));
@@ -894,9 +902,14 @@ impl Daemon {
         let now = self.epoch.elapsed().as_millis() as u64;
         for i in 0..self.ports.len() {
             let port = &mut self.ports[i];
-            let t = (port.base_ms + now).max(port.last_t);
-            port.last_t = t;
-            port.session.tick(t, &mut self.events);
+            // Grid points a little behind now: a chunk read just before a grid
+            // point may still be on its way from the supervisor, and a replay
+            // feeds it before that point's tick.
+            let t = (port.base_ms + now).saturating_sub(TICK_LAG_MS);
+            if t > port.last_t {
+                port.last_t = t;
+                port.grid.tick_until(&mut port.session, t, &mut self.events);
+            }
             if !self.events.is_empty() {
                 let key = self.ports[i].key.clone();
                 self.publish(Some(&key));
@@ -970,14 +983,12 @@ fn replay_port(journal: &Journal, port: &mut Port) -> Result<Replayed, DaemonErr
         if run.torn_tail {
             torn.push(run.file.clone());
         }
-        // The live run ticked its trackers every LOOP_TICK, and some events
-        // (a hold expiring) came from those ticks, not from a chunk. Ticking
-        // at the same pace, and up to the last event that run logged, makes
-        // the rebuilt state include them, so they are not published again
-        // when the board comes back. Never beyond: a move that run had not
-        // verified is not verified here either.
-        let step = LOOP_TICK.as_millis() as u64;
-        let mut next_tick = off + run.chunks.first().map_or(0, |c| c.t_ms) + step;
+        // The live run ticked its trackers on the grid of session time
+        // (`TickGrid`), and some events (a hold expiring) came from those ticks,
+        // not from a chunk. Ticking on the same grid, up to the last event that
+        // run logged, makes the rebuilt state include them at the same times, so
+        // they are not published again when the board comes back. Never beyond:
+        // a move that run had not verified is not verified here either.
         // Arbiters' commands were applied in order with the bytes: each sits
         // before the chunk index it was journaled in front of.
         let mut operators = run.operators.iter().peekable();
@@ -985,16 +996,13 @@ fn replay_port(journal: &Journal, port: &mut Port) -> Result<Replayed, DaemonErr
             while let Some((_, op)) = operators.next_if(|(before, _)| *before <= i) {
                 replay_operator(port, off + op.t_ms, op, &mut events, &mut operator_notices);
             }
-            let t = off + c.t_ms;
-            while next_tick <= t {
-                port.session.tick(next_tick, &mut events);
-                next_tick += step;
-            }
             let chunk = Chunk {
-                t_ms: t,
+                t_ms: off + c.t_ms,
                 dir: c.dir,
                 bytes: c.bytes.clone(),
             };
+            port.grid
+                .tick_until(&mut port.session, chunk.t_ms, &mut events);
             port.session.feed(&chunk, &mut events);
             chunks += 1;
         }
@@ -1015,11 +1023,7 @@ fn replay_port(journal: &Journal, port: &mut Port) -> Result<Replayed, DaemonErr
             })
             .max();
         if let Some(end) = last_logged.filter(|&end| end > last_chunk) {
-            while next_tick < end {
-                port.session.tick(next_tick, &mut events);
-                next_tick += step;
-            }
-            port.session.tick(end, &mut events);
+            port.grid.tick_until(&mut port.session, end, &mut events);
         }
     }
     let mut tails = BTreeMap::new();
@@ -1049,6 +1053,7 @@ fn replay_operator(
     events: &mut Vec<Stamped>,
     notices: &mut Vec<(u32, u64, &'static str, String)>,
 ) {
+    port.grid.tick_until(&mut port.session, t, events);
     if port
         .session
         .operator(t, op.board, &op.command, events)

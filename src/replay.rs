@@ -21,7 +21,7 @@ use eboard_protocols::dgt::Mode;
 use crate::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode, Record};
 use crate::events::{Millis, Stamped, TrackerEvent};
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
-use crate::session::{DgtSession, SessionStats};
+use crate::session::{CaptureDriver, DgtSession, SessionStats};
 use crate::tracker::TrackerConfig;
 
 /// How long after the last chunk the trackers are ticked, so that holds expire
@@ -89,23 +89,20 @@ pub fn replay<R: BufRead>(
         Some(PortMode::Single) | None => Mode::Single,
     };
     let mut run = Run {
-        session: DgtSession::new(board, mode, config.clone()),
+        driver: CaptureDriver::new(DgtSession::new(board, mode, config.clone())),
         recorders: BTreeMap::new(),
         info: base_info(&header),
         events: Vec::new(),
         summary: ReplaySummary::default(),
     };
-    let mut last_t: Millis = 0;
     loop {
         match reader.next_record() {
             Ok(Some(Record::Chunk(chunk))) => {
                 run.summary.chunks += 1;
-                last_t = chunk.t_ms;
-                run.session.feed(&chunk, &mut run.events);
+                run.driver.chunk(&chunk, &mut run.events);
                 run.drain(sink)?;
             }
             Ok(Some(Record::Operator(op))) => {
-                last_t = op.t_ms;
                 // A single-board capture has one board, whatever number the
                 // daemon gave it; a bus capture names its boards.
                 let target = if mode == Mode::Single {
@@ -114,7 +111,7 @@ pub fn replay<R: BufRead>(
                     op.board
                 };
                 if let Err(e) = run
-                    .session
+                    .driver
                     .operator(op.t_ms, target, &op.command, &mut run.events)
                 {
                     sink.warning(&format!(
@@ -134,11 +131,10 @@ pub fn replay<R: BufRead>(
             }
         }
     }
-    run.session
-        .tick(last_t.saturating_add(end_grace_ms(config)), &mut run.events);
+    run.driver.finish(end_grace_ms(config), &mut run.events);
     run.drain(sink)?;
     run.finish(sink)?;
-    run.summary.stats = run.session.stats().clone();
+    run.summary.stats = run.driver.session.stats().clone();
     Ok(run.summary)
 }
 
@@ -154,7 +150,7 @@ fn base_info(header: &CaptureHeader) -> GameInfo {
 }
 
 struct Run {
-    session: DgtSession,
+    driver: CaptureDriver,
     recorders: BTreeMap<u32, GameRecorder>,
     info: GameInfo,
     events: Vec<Stamped>,

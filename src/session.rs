@@ -151,6 +151,98 @@ enum Target {
     Bus(u16),
 }
 
+/// The trackers' hold timers are ticked on this grid of capture time, by the
+/// daemon's loop and by everything that replays a capture (`replay`, crash
+/// recovery, the benches), so the timers fire at the same instants and a replay
+/// gives the live run's events, times included.
+pub const TICK_MS: Millis = 100;
+
+/// Which points of the tick grid a session has been ticked at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TickGrid {
+    /// The last grid point ticked.
+    done: Option<Millis>,
+}
+
+impl TickGrid {
+    /// Ticks `session` at every grid point up to and including `t_ms` that it
+    /// has not been ticked at, in order. Called before each input at `t_ms`
+    /// (chunk or operator command) and when time passes.
+    pub fn tick_until(&mut self, session: &mut DgtSession, t_ms: Millis, out: &mut Vec<Stamped>) {
+        let last = t_ms / TICK_MS * TICK_MS;
+        let mut g = match self.done {
+            Some(d) if d >= last => return,
+            Some(d) => d + TICK_MS,
+            // Before its first input a session has nothing a tick could change.
+            None => last,
+        };
+        while g <= last {
+            session.tick(g, out);
+            g += TICK_MS;
+        }
+        self.done = Some(last);
+    }
+}
+
+/// Drives one session over a capture's records in time order, ticking it on
+/// [`TICK_MS`] between them: the one loop from capture to events that `replay`,
+/// crash recovery and the accuracy bench share with the daemon's own loop.
+#[derive(Debug)]
+pub struct CaptureDriver {
+    pub session: DgtSession,
+    grid: TickGrid,
+    last_t: Millis,
+}
+
+impl CaptureDriver {
+    pub fn new(session: DgtSession) -> CaptureDriver {
+        CaptureDriver {
+            session,
+            grid: TickGrid::default(),
+            last_t: 0,
+        }
+    }
+
+    /// The time of the last record given.
+    pub fn last_t(&self) -> Millis {
+        self.last_t
+    }
+
+    /// One chunk of the capture.
+    pub fn chunk(&mut self, chunk: &Chunk, out: &mut Vec<Stamped>) {
+        self.grid.tick_until(&mut self.session, chunk.t_ms, out);
+        self.last_t = self.last_t.max(chunk.t_ms);
+        self.session.feed(chunk, out);
+    }
+
+    /// An arbiter's command journaled at `t_ms`.
+    pub fn operator(
+        &mut self,
+        t_ms: Millis,
+        board: u32,
+        command: &TrackerCommand,
+        out: &mut Vec<Stamped>,
+    ) -> Result<(), OperatorError> {
+        self.grid.tick_until(&mut self.session, t_ms, out);
+        self.last_t = self.last_t.max(t_ms);
+        self.session.operator(t_ms, board, command, out)
+    }
+
+    /// Time passes to `t_ms` with no input.
+    pub fn tick_until(&mut self, t_ms: Millis, out: &mut Vec<Stamped>) {
+        self.grid.tick_until(&mut self.session, t_ms, out);
+    }
+
+    /// The capture ended: holds run on for `grace_ms` past the last record (a
+    /// last move without a press is verified), but nothing is read into the
+    /// board's silence after it.
+    pub fn finish(&mut self, grace_ms: Millis, out: &mut Vec<Stamped>) {
+        self.session.end_of_input(self.last_t);
+        let end = self.last_t.saturating_add(grace_ms);
+        self.grid.tick_until(&mut self.session, end, out);
+    }
+}
+
 /// The DGT traffic of one port, feeding one tracker per board.
 #[derive(Debug)]
 pub struct DgtSession {
@@ -342,6 +434,15 @@ impl DgtSession {
                     }
                 }
             }
+        }
+    }
+
+    /// The capture ends at `t_ms`: no board input comes after it (see
+    /// [`Tracker::end_of_input`]). Time may still be ticked on, so that holds
+    /// expire.
+    pub fn end_of_input(&mut self, t_ms: Millis) {
+        for board in std::iter::once(&mut self.single).chain(self.bus.values_mut()) {
+            board.tracker.end_of_input(t_ms);
         }
     }
 

@@ -338,6 +338,10 @@ pub struct Tracker {
     /// last explained picture (7.5.4), and when the latest such scan came.
     same_scan_lifts: shakmaty::Bitboard,
     same_scan_lifts_t: Millis,
+    /// The input ended here (the end of a capture being replayed): what the
+    /// board showed after it is unknown, so no picture is reported as displaced
+    /// for a stillness that only the missing input made long enough.
+    input_end: Option<Millis>,
 }
 
 /// A move under way (the mover's piece in the hand) is reported as displaced
@@ -405,6 +409,7 @@ impl Tracker {
             scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
             same_scan_lifts_t: 0,
+            input_end: None,
         }
     }
 
@@ -610,6 +615,16 @@ impl Tracker {
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
         self.timers(t_ms, out);
+    }
+
+    /// No input comes after `t_ms` (a replayed capture ends there). Holds still
+    /// run when time is ticked on (a last move left without a press is verified
+    /// after `unpressed_hold_ms`), but a picture is reported as displaced only
+    /// if it had been still long enough before the end: the board went on
+    /// scanning after the recording stopped, and the next scan would have
+    /// cleared a one-scan misread.
+    pub fn end_of_input(&mut self, t_ms: Millis) {
+        self.input_end = Some(t_ms);
     }
 
     /// Gives the alerts just emitted their per-board numbers (see [`Alert::id`]).
@@ -2145,7 +2160,13 @@ impl Tracker {
                     } else {
                         self.config.displaced_alert_ms
                     };
-                    if !self.unexplained_alerted && t.saturating_sub(since) >= threshold {
+                    let seen_long_enough = self
+                        .input_end
+                        .is_none_or(|end| end.saturating_sub(since) >= threshold);
+                    if !self.unexplained_alerted
+                        && t.saturating_sub(since) >= threshold
+                        && seen_long_enough
+                    {
                         self.unexplained_alerted = true;
                         if let Some(b) = &board {
                             let mask = search::diff(game.tip().board(), b);
