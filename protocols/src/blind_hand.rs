@@ -13,7 +13,7 @@
 //!
 //! | | `Normal` | `TimeTrouble` |
 //! |---|---|---|
-//! | think, press → first touch | plies 0–15: 600~8000; later 12 % 1500..6000, else 5000~240000 | 35 % 20..120 after the opponent's press (he lifts while the press is still going on; never before the last piece of the previous move is released + 20), else 250~1800 |
+//! | think, press → first touch | plies 0–15: 600~8000; later 12 % 1500..6000, else 5000~240000 | 35 % 20..120 after the opponent's press (he lifts while the press is still going on; never before the last piece of the previous move is released + 20), else 250~2200 |
 //! | carry (lift → place) | 250..600 + 40 per square | 50..150 + 10 per square |
 //! | between two pieces (one hand, one after the other) | 200..700 | 30..120 |
 //! | slide of the moving piece over the squares between | 15 %; each crossed square felt with p 0.8, for 150..600 | 30 %; p 0.4, for 30..220 |
@@ -82,7 +82,7 @@ use crate::hand::{PhysicalAction, PhysicalBoard, TimedAction};
 
 /// In time trouble, the time from a press that changed the clock to the
 /// release of the opponent's next move is within this range (hard bounds).
-pub const TT_PRESS_TO_RELEASE_MS: (u64, u64) = (70, 5_000);
+pub const TT_PRESS_TO_RELEASE_MS: (u64, u64) = (50, 5_000);
 
 /// How the two players behave.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -404,7 +404,7 @@ impl Hands<'_> {
                 if after_press && self.chance(0.35) {
                     self.range((20, 120))
                 } else {
-                    self.log_range(250, 1_800)
+                    self.log_range(250, 2_200)
                 }
             }
         }
@@ -514,6 +514,7 @@ impl Hands<'_> {
             p.sort_by_key(|s| s.distance(from));
             p
         };
+        let lifted = t;
         let mut t = t;
         if !path.is_empty() && path.iter().all(|&s| self.empty(s)) && self.chance(self.h.slide_prob)
         {
@@ -525,7 +526,9 @@ impl Hands<'_> {
                     self.lift(t, s, piece);
                 }
             }
-            t += self.range(self.h.slide_step);
+            // A slide is never quicker than carrying the piece through the air.
+            let carried = lifted + self.carry_time(from, to);
+            t = (t + self.range(self.h.slide_step)).max(carried);
             self.place(t, to, piece);
             return t;
         }
@@ -811,5 +814,561 @@ impl Hands<'_> {
             let t = t + self.gap();
             self.place(t, places[1].0, places[1].1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::fen::Fen;
+    use shakmaty::uci::UciMove;
+    use shakmaty::{Board, CastlingMode};
+
+    const CHESS960_SWAP: &str = "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w GEge - 0 1";
+    const CHESS960_KING_STAYS: &str = "nrbbqnkr/pppppppp/8/8/8/8/PPPPPPPP/NRBBQNKR w HBhb - 0 1";
+    const CHESS960_ROOK_STAYS: &str = "bnqrkbnr/pppppppp/8/8/8/8/PPPPPPPP/BNQRKBNR w HDhd - 0 1";
+
+    fn position(fen: Option<&str>, mode: CastlingMode) -> Chess {
+        match fen {
+            None => Chess::default(),
+            Some(f) => f
+                .parse::<Fen>()
+                .expect("fen")
+                .into_position(mode)
+                .expect("position"),
+        }
+    }
+
+    fn game(fen: Option<&str>, mode: CastlingMode, ucis: &str) -> (Chess, Vec<Move>) {
+        let start = position(fen, mode);
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        for u in ucis.split_whitespace() {
+            let m = u
+                .parse::<UciMove>()
+                .expect("uci")
+                .to_move(&pos)
+                .unwrap_or_else(|_| panic!("{u} is not legal"));
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        (start, moves)
+    }
+
+    /// Hand-written games: captures, both castlings, en passant for both
+    /// colours, promotions with and without capture (under-promotions
+    /// included), and Chess960 castlings where king and rook swap, where they
+    /// land on each other's squares, where the king stays and where the rook stays.
+    fn written_games() -> Vec<(Chess, Vec<Move>)> {
+        use CastlingMode::{Chess960, Standard};
+        vec![
+            game(
+                None,
+                Standard,
+                "e2e4 d7d5 e4d5 d8d5 b1c3 d5a5 d2d4 c7c6 g1f3 c8g4 f1e2 b8d7 e1g1 e8c8 \
+                 c1d2 g4f3 e2f3 a5b6 d4d5 c6d5 c3d5 b6b2 d2c3 b2a2 a1a2",
+            ),
+            game(
+                None,
+                Standard,
+                "e2e4 g8f6 e4e5 d7d5 e5d6 c7c5 h2h3 c5c4 b2b4 c4b3 a2b3 e7d6",
+            ),
+            game(
+                Some("r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1"),
+                Standard,
+                "b7a8n g2h1q e1e2 b2a1b g7h8q e8d7 h8d8 d7d8",
+            ),
+            game(
+                Some("8/P3k2P/8/8/8/8/p3K2p/8 w - - 0 1"),
+                Standard,
+                "a7a8q h2h1r h7h8b a2a1n",
+            ),
+            game(
+                Some(CHESS960_SWAP),
+                Chess960,
+                "f1g1 f8g8 e2e4 e7e5 g2g3 g7g6",
+            ),
+            game(
+                Some(CHESS960_SWAP),
+                Chess960,
+                "c1b3 c8b6 e2e4 e7e5 d1e2 d8e7 f1e1 f8e8",
+            ),
+            game(Some(CHESS960_KING_STAYS), Chess960, "f1e3 f8e6 g1h1 g8h8"),
+            game(
+                Some(CHESS960_ROOK_STAYS),
+                Chess960,
+                "c2c3 c7c6 c1c2 c8c7 e1d1 e8d8",
+            ),
+        ]
+    }
+
+    /// A random legal game, preferring captures, promotions, castling and en
+    /// passant when there are any, so that long runs see them all.
+    fn random_game(start: &Chess, seed: u64, plies: usize) -> Vec<Move> {
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed);
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        while moves.len() < plies && !pos.is_game_over() {
+            let legal = pos.legal_moves();
+            let special: Vec<Move> = legal
+                .iter()
+                .copied()
+                .filter(|m| m.is_capture() || m.is_promotion() || m.is_castle())
+                .collect();
+            let m = if !special.is_empty() && rng.random_bool(0.5) {
+                special[rng.random_range(0..special.len())]
+            } else {
+                legal[rng.random_range(0..legal.len())]
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        moves
+    }
+
+    fn random_games(seed: u64, plies: usize) -> Vec<(Chess, Vec<Move>)> {
+        [
+            position(None, CastlingMode::Standard),
+            position(Some(CHESS960_SWAP), CastlingMode::Chess960),
+            position(Some(CHESS960_KING_STAYS), CastlingMode::Chess960),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, start)| {
+            let moves = random_game(&start, seed * 3 + i as u64, plies);
+            (start, moves)
+        })
+        .collect()
+    }
+
+    fn config(seed: u64, pace: Pace, forget_press: f64) -> BlindConfig {
+        BlindConfig {
+            seed,
+            pace,
+            forget_press,
+            rotated: seed % 2 == 1,
+            white_clock: if seed.is_multiple_of(3) {
+                ClockSide::Right
+            } else {
+                ClockSide::Left
+            },
+            start_ms: 1_000 + seed,
+        }
+    }
+
+    fn side_of(cfg: &BlindConfig, color: Color) -> ClockSide {
+        match color {
+            Color::White => cfg.white_clock,
+            Color::Black => cfg.white_clock.other(),
+        }
+    }
+
+    fn in_frame(board: &Board, rotated: bool) -> Board {
+        PhysicalBoard::from_board(board, rotated)
+            .to_board()
+            .expect("one piece a square")
+    }
+
+    /// Everything a script must satisfy, checked from the outside.
+    fn check(start: &Chess, moves: &[Move], cfg: &BlindConfig, s: &BlindScript) {
+        assert_eq!(s.plies.len(), moves.len());
+        assert!(s.actions.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
+
+        let mut positions = vec![start.clone()];
+        for &m in moves {
+            let mut next = positions.last().expect("a position").clone();
+            next.play_unchecked(m);
+            positions.push(next);
+        }
+        let movers: Vec<ClockSide> = positions.iter().map(|p| side_of(cfg, p.turn())).collect();
+
+        // The board: every action possible, stacks only in captures and
+        // promotions, the right position at each release, one hand at a time.
+        let mut board = PhysicalBoard::from_board(start.board(), cfg.rotated);
+        let mut ply = 0;
+        let mut last_board_ms: Option<u64> = None;
+        let mut last_lift_ms: Option<u64> = None;
+        for a in &s.actions {
+            if matches!(a.action, PhysicalAction::PressClock(_)) {
+                continue;
+            }
+            assert!(
+                ply < moves.len(),
+                "a board action after the last ply: {a:?}"
+            );
+            assert!(
+                last_board_ms.is_none_or(|t| a.t_ms > t),
+                "two board actions at {} ms",
+                a.t_ms
+            );
+            last_board_ms = Some(a.t_ms);
+            if let PhysicalAction::Place { square, piece } = a.action {
+                if let Some(under) = board.single(square) {
+                    let promotion_swap = under.color == piece.color
+                        && (under.role == Role::Pawn) != (piece.role == Role::Pawn);
+                    assert!(
+                        under.color != piece.color || promotion_swap,
+                        "{piece:?} put on {under:?} at {square} ({} ms)",
+                        a.t_ms
+                    );
+                }
+            }
+            if let PhysicalAction::Lift { .. } = a.action {
+                assert!(
+                    last_lift_ms.is_none_or(|t| a.t_ms >= t + 30),
+                    "two lifts within 30 ms at {} ms",
+                    a.t_ms
+                );
+                last_lift_ms = Some(a.t_ms);
+            }
+            board
+                .apply(a.action)
+                .unwrap_or_else(|e| panic!("{e} at {} ms (ply {ply})", a.t_ms));
+            if a.t_ms == s.plies[ply].released_ms {
+                assert_eq!(
+                    board.to_board(),
+                    Some(in_frame(positions[ply + 1].board(), cfg.rotated)),
+                    "ply {ply} released at {} ms on a wrong board",
+                    a.t_ms
+                );
+                ply += 1;
+                last_lift_ms = None;
+            }
+        }
+        assert_eq!(ply, moves.len(), "not every release was a board action");
+        assert!(!board.has_stack());
+        assert_eq!(
+            board.to_board(),
+            Some(in_frame(
+                positions.last().expect("a position").board(),
+                cfg.rotated
+            ))
+        );
+        assert!(s
+            .plies
+            .windows(2)
+            .all(|w| w[0].released_ms < w[1].released_ms));
+
+        // The clock: a tiny lever of our own.
+        let mut lever: Option<ClockSide> = None;
+        let mut changes: Vec<(u64, ClockSide)> = Vec::new();
+        for a in &s.actions {
+            if let PhysicalAction::PressClock(side) = a.action {
+                if lever != Some(side) {
+                    changes.push((a.t_ms, side));
+                }
+                lever = Some(side);
+            }
+        }
+        assert_eq!(
+            changes.first(),
+            Some(&(cfg.start_ms, movers[0].other())),
+            "the clock is started by the side not to move"
+        );
+        assert!(s.actions.first().is_some_and(|a| a.t_ms == cfg.start_ms));
+        let mut claimed: Vec<(u64, ClockSide)> = s
+            .plies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.press_ms.map(|t| (t, movers[i])))
+            .collect();
+        claimed.sort_by_key(|c| c.0);
+        assert_eq!(claimed, changes[1..], "press_ms disagrees with the lever");
+    }
+
+    fn scripts(seeds: std::ops::Range<u64>, plies: usize) -> usize {
+        let mut checked = 0;
+        for seed in seeds {
+            let mut games = written_games();
+            games.extend(random_games(seed, plies));
+            for pace in [Pace::Normal, Pace::TimeTrouble] {
+                for forget in [0.0, 0.02, 0.10] {
+                    let cfg = config(seed, pace, forget);
+                    for (start, moves) in &games {
+                        let s = play(start, moves, &cfg);
+                        check(start, moves, &cfg, &s);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        checked
+    }
+
+    #[test]
+    fn blind_hand_scripts_are_physical_and_truthful() {
+        assert!(scripts(0..24, 120) > 0);
+    }
+
+    #[test]
+    fn blind_hand_written_games_cover_the_special_moves() {
+        let (mut castles, mut swaps, mut en_passant, mut promotions, mut under_captures) =
+            (0, 0, 0, 0, 0);
+        for (start, moves) in written_games() {
+            assert!(!moves.is_empty());
+            let mut pos = start.clone();
+            for m in moves {
+                assert!(pos.is_legal(m));
+                match m {
+                    Move::Castle { king, rook } => {
+                        castles += 1;
+                        let side = m.castling_side().expect("castling");
+                        let us = pos.turn();
+                        if side.king_to(us) == rook && side.rook_to(us) == king {
+                            swaps += 1;
+                        }
+                    }
+                    Move::EnPassant { .. } => en_passant += 1,
+                    Move::Normal {
+                        promotion: Some(r),
+                        capture,
+                        ..
+                    } => {
+                        promotions += 1;
+                        if r != Role::Queen && capture.is_some() {
+                            under_captures += 1;
+                        }
+                    }
+                    _ => {}
+                }
+                pos.play_unchecked(m);
+            }
+        }
+        assert!(castles >= 8 && swaps >= 2 && en_passant >= 2);
+        assert!(promotions >= 8 && under_captures >= 2);
+    }
+
+    #[test]
+    fn blind_hand_is_deterministic() {
+        let (start, moves) = &written_games()[0];
+        let cfg = config(7, Pace::TimeTrouble, 0.1);
+        assert_eq!(play(start, moves, &cfg), play(start, moves, &cfg));
+        let other = BlindConfig { seed: 8, ..cfg };
+        assert_ne!(play(start, moves, &cfg), play(start, moves, &other));
+    }
+
+    #[test]
+    fn blind_hand_empty_game_only_starts_the_clock() {
+        let cfg = config(3, Pace::Normal, 0.0);
+        let s = play(&Chess::default(), &[], &cfg);
+        assert!(s.plies.is_empty());
+        assert_eq!(
+            s.actions,
+            vec![TimedAction {
+                t_ms: cfg.start_ms,
+                action: PhysicalAction::PressClock(cfg.white_clock.other()),
+            }]
+        );
+    }
+
+    /// Plies whose mover did not press at the usual moment (around the
+    /// release): the forgotten presses, whether or not a late press followed.
+    fn untimely(start: &Chess, cfg: &BlindConfig, s: &BlindScript) -> usize {
+        let h = match cfg.pace {
+            Pace::Normal => &NORMAL,
+            Pace::TimeTrouble => &TIME_TROUBLE,
+        };
+        let mut turn = start.turn();
+        let mut count = 0;
+        for p in &s.plies {
+            let side = side_of(cfg, turn);
+            let from = p.released_ms.saturating_sub(h.press_early.1 + 20);
+            let to = p.released_ms + h.press_delay.1;
+            let pressed = s.actions.iter().any(|a| {
+                a.action == PhysicalAction::PressClock(side) && (from..=to).contains(&a.t_ms)
+            });
+            if !pressed {
+                count += 1;
+            }
+            turn = !turn;
+        }
+        count
+    }
+
+    #[test]
+    fn blind_hand_forgets_at_the_configured_rate() {
+        for pace in [Pace::Normal, Pace::TimeTrouble] {
+            for forget in [0.0, 0.02, 0.10] {
+                let (mut plies, mut missed) = (0usize, 0usize);
+                for seed in 0..30 {
+                    let cfg = config(seed, pace, forget);
+                    for (start, moves) in random_games(seed + 1_000, 80) {
+                        let s = play(&start, &moves, &cfg);
+                        plies += moves.len();
+                        missed += untimely(&start, &cfg, &s);
+                    }
+                }
+                // Binomial mean ± 5 standard deviations.
+                let n = plies as f64;
+                let mean = n * forget;
+                let band = 5.0 * (n * forget * (1.0 - forget)).sqrt();
+                let missed = missed as f64;
+                assert!(
+                    (mean - band..=mean + band).contains(&missed),
+                    "{pace:?} forget {forget}: {missed} of {plies} plies unpressed"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn blind_hand_time_trouble_gaps_are_in_range() {
+        let (lo, hi) = TT_PRESS_TO_RELEASE_MS;
+        let (mut gaps, mut brisk) = (0usize, 0usize);
+        for seed in 0..30 {
+            for forget in [0.0, 0.02, 0.10] {
+                let cfg = config(seed, Pace::TimeTrouble, forget);
+                let mut games = written_games();
+                games.extend(random_games(seed + 2_000, 100));
+                for (start, moves) in games {
+                    let s = play(&start, &moves, &cfg);
+                    for w in s.plies.windows(2) {
+                        let Some(press) = w[0].press_ms else { continue };
+                        let gap = w[1].released_ms - press;
+                        assert!((lo..=hi).contains(&gap), "press → next release {gap} ms");
+                        gaps += 1;
+                        if (100..=2_500).contains(&gap) {
+                            brisk += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(brisk * 10 >= gaps * 8, "{brisk} of {gaps} within 0.1–2.5 s");
+    }
+
+    /// Press → next release for one pace, opening plies and later ones.
+    fn replies(pace: Pace) -> (Vec<u64>, Vec<u64>) {
+        let (mut opening, mut later) = (Vec::new(), Vec::new());
+        for seed in 0..20 {
+            let cfg = config(seed, pace, 0.0);
+            for (start, moves) in random_games(seed + 3_000, 60) {
+                let s = play(&start, &moves, &cfg);
+                for (i, w) in s.plies.windows(2).enumerate() {
+                    if let Some(press) = w[0].press_ms {
+                        let gap = w[1].released_ms - press;
+                        if i < 14 {
+                            opening.push(gap);
+                        } else if i >= 20 {
+                            later.push(gap);
+                        }
+                    }
+                }
+            }
+        }
+        opening.sort_unstable();
+        later.sort_unstable();
+        (opening, later)
+    }
+
+    fn median(v: &[u64]) -> u64 {
+        v[v.len() / 2]
+    }
+
+    #[test]
+    fn blind_hand_statistics() {
+        // Normal pace: seconds in the opening, much longer later.
+        let (opening, later) = replies(Pace::Normal);
+        assert!((1_500..=6_000).contains(&median(&opening)));
+        assert!(median(&later) >= 15_000);
+        // Time trouble: well under two seconds.
+        let (opening, later) = replies(Pace::TimeTrouble);
+        assert!(median(&opening) <= 1_500 && median(&later) <= 1_500);
+
+        // Habits seen from outside, over many games in time trouble with forgetting.
+        let mut captures = 0usize;
+        let mut stacked_captures = 0usize;
+        let mut early_presses = 0usize;
+        let mut presses = 0usize;
+        let mut lifts_during_press = 0usize;
+        let mut castlings = 0usize;
+        let mut king_first = 0usize;
+        let mut stray_places = 0usize;
+        let mut late_presses = 0usize;
+        let mut idle_presses = 0usize;
+        for seed in 0..40 {
+            let cfg = BlindConfig {
+                rotated: false,
+                ..config(seed, Pace::TimeTrouble, 0.10)
+            };
+            for (start, moves) in random_games(seed + 4_000, 100) {
+                let s = play(&start, &moves, &cfg);
+                let board_actions: Vec<&TimedAction> = s
+                    .actions
+                    .iter()
+                    .filter(|a| !matches!(a.action, PhysicalAction::PressClock(_)))
+                    .collect();
+                let all_presses = s
+                    .actions
+                    .iter()
+                    .filter(|a| matches!(a.action, PhysicalAction::PressClock(_)))
+                    .count();
+                idle_presses +=
+                    all_presses - 1 - s.plies.iter().filter(|p| p.press_ms.is_some()).count();
+                let mut pos = start.clone();
+                let mut prev_release = 0;
+                for (i, (&m, p)) in moves.iter().zip(&s.plies).enumerate() {
+                    let mine: Vec<&&TimedAction> = board_actions
+                        .iter()
+                        .filter(|a| a.t_ms > prev_release && a.t_ms <= p.released_ms)
+                        .collect();
+                    let mut pb = PhysicalBoard::from_board(pos.board(), false);
+                    for a in &mine {
+                        if let PhysicalAction::Place { square, .. } = a.action {
+                            if pb.pieces_on(square).next().is_some() && m.is_capture() {
+                                stacked_captures += 1;
+                            }
+                            let dest = match m {
+                                Move::Castle { .. } => true,
+                                _ => square == m.to() || m.from() == Some(square),
+                            };
+                            if !dest {
+                                stray_places += 1;
+                            }
+                        }
+                        pb.apply(a.action).expect("physical");
+                    }
+                    if m.is_capture() {
+                        captures += 1;
+                    }
+                    if let Move::Castle { king, .. } = m {
+                        castlings += 1;
+                        if matches!(mine[0].action, PhysicalAction::Lift { square, .. } if square == king)
+                        {
+                            king_first += 1;
+                        }
+                    }
+                    if let Some(press) = p.press_ms {
+                        presses += 1;
+                        if press < p.released_ms {
+                            early_presses += 1;
+                        }
+                        if press > p.released_ms + TIME_TROUBLE.press_delay.1 {
+                            late_presses += 1;
+                        }
+                        if let Some(next) = s.plies.get(i + 1) {
+                            let first_next = board_actions
+                                .iter()
+                                .find(|a| a.t_ms > p.released_ms)
+                                .map(|a| a.t_ms)
+                                .unwrap_or(next.released_ms);
+                            if first_next <= press + 120 {
+                                lifts_during_press += 1;
+                            }
+                        }
+                    }
+                    prev_release = p.released_ms;
+                    pos.play_unchecked(m);
+                }
+            }
+        }
+        let frac = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+        assert!((0.25..=0.75).contains(&frac(stacked_captures, captures)));
+        assert!((0.12..=0.38).contains(&frac(early_presses, presses)));
+        assert!((0.15..=0.5).contains(&frac(lifts_during_press, presses)));
+        assert!(castlings > 20 && (0.4..=0.95).contains(&frac(king_first, castlings)));
+        assert!(stray_places > 50, "slides and brushes: {stray_places}");
+        assert!(late_presses > 0, "no late press");
+        assert!(idle_presses > 0, "no press that did nothing");
     }
 }
