@@ -25,7 +25,7 @@
 //! | castling: king first / rook first / both lifted | 60 / 15 / 25 % | 50 / 20 / 30 % |
 //! | en passant: captured first / pawn first / both held | 40 / 40 / 20 % | same |
 //! | promotion: pawn on the last rank then swapped / pawn aside then new piece / new piece first | 40 / 35 / 25 % | 30 / 45 / 25 % |
-//! | after a forgotten press: opponent waits / the forgetful player notices during the opponent's think | 20 % / 60 %, after 2000~40000 | 5 % / 15 %, after 300~2500 |
+//! | after a forgotten press: the opponent waits; else the forgetful player notices during the opponent's think (pressing only if that is ≥ 50 before the opponent's first touch) | 20 %; else 60 %, after 2000~40000 | 5 %; else 15 %, after 300~2500 |
 //! | a waiting opponent is released by a late press after | 3000~60000 | 500~4000 |
 //!
 //! In time trouble the time from a press to the next release is within
@@ -260,6 +260,9 @@ struct Hands<'a> {
 
 /// Plays `moves` (legal, in order, from `start`) with two players' hands and a
 /// clock. See the module docs for the behaviour and its numbers.
+///
+/// The moves must be legal in turn (checked in debug builds only); the script
+/// is the same for the same `start`, `moves` and `cfg` on a given platform.
 pub fn play(start: &Chess, moves: &[Move], cfg: &BlindConfig) -> BlindScript {
     let h = match cfg.pace {
         Pace::Normal => &NORMAL,
