@@ -6,6 +6,7 @@
 //! with plain byte vectors and lets the daemon, the `replay` command and the
 //! virtual boards share one implementation.
 
+pub mod blind_hand;
 pub mod clock;
 pub mod dgt;
 pub mod hand;
