@@ -7,16 +7,19 @@
 //! is the one the Laws give at the right ply, per hand model, pace, rate of
 //! forgotten presses and set-up, and the cost of reconstruction per board-hour.
 //!
-//! `cargo bench --bench accuracy` runs every condition; arguments narrow it:
-//! a number plays only the first N games, `normal`/`trouble` picks a pace,
-//! `forget=0.1` a rate of forgotten presses, `quick` only the set-up-free
-//! baseline (normal pace, no forgotten press).
+//! `cargo bench --bench accuracy` runs every condition: both hand models (the
+//! project's own, and one written blind to the tracker), normal pace with 0, 2
+//! and 10 % forgotten presses, time trouble with 2 and 10 %. Arguments narrow
+//! it: a number plays only the first N games, `own`/`blind` picks a model,
+//! `normal`/`trouble` a pace, `forget=0.1` a rate of forgotten presses, `quick`
+//! only the baseline (normal pace, no forgotten press); `show=I` prints game I
+//! in detail (hands' script around the first difference) under each condition.
 
 use std::path::Path;
 use std::time::Duration;
 
 use eboard_bridge::accuracy::{
-    expected_result, run_game, sim_options_for, Hands, Outcome, Pace, Setup,
+    expected_result, run_game_as, sim_options_for, Hands, Model, Outcome, Pace, Setup,
 };
 use eboard_bridge::games::load_index;
 
@@ -26,30 +29,30 @@ fn main() {
         .iter()
         .find_map(|a| a.parse().ok())
         .unwrap_or(usize::MAX);
-    let mut conditions = vec![
-        Hands {
-            pace: Pace::Normal,
-            forget_press: 0.0,
-        },
-        Hands {
-            pace: Pace::Normal,
-            forget_press: 0.02,
-        },
-        Hands {
-            pace: Pace::Normal,
-            forget_press: 0.10,
-        },
-        Hands {
-            pace: Pace::TimeTrouble,
-            forget_press: 0.02,
-        },
-        Hands {
-            pace: Pace::TimeTrouble,
-            forget_press: 0.10,
-        },
-    ];
+    let mut conditions = Vec::new();
+    for model in [Model::Own, Model::Blind] {
+        for (pace, forget_press) in [
+            (Pace::Normal, 0.0),
+            (Pace::Normal, 0.02),
+            (Pace::Normal, 0.10),
+            (Pace::TimeTrouble, 0.02),
+            (Pace::TimeTrouble, 0.10),
+        ] {
+            conditions.push(Hands {
+                model,
+                pace,
+                forget_press,
+            });
+        }
+    }
+    if args.iter().any(|a| a == "own") {
+        conditions.retain(|h| h.model == Model::Own);
+    }
+    if args.iter().any(|a| a == "blind") {
+        conditions.retain(|h| h.model == Model::Blind);
+    }
     if args.iter().any(|a| a == "quick") {
-        conditions.truncate(1);
+        conditions.retain(|h| h.pace == Pace::Normal && h.forget_press == 0.0);
     }
     if args.iter().any(|a| a == "normal") {
         conditions.retain(|h| h.pace == Pace::Normal);
@@ -87,12 +90,12 @@ fn main() {
         let (name, game, _) = &games[i];
         for hands in &conditions {
             let opts = sim_options_for(Setup::Normal, i as u64, noise_on(), *hands);
-            let out = run_game(game, &opts);
+            let out = run_game_as(game, &opts, hands.model);
             println!("{name} {hands:?}: exact {}", out.is_exact());
             if out.is_exact() {
                 continue;
             }
-            let run = eboard_bridge::sim::simulate(game, &opts);
+            let run = eboard_bridge::accuracy::simulate_as(game, &opts, hands.model);
             let from = out.first_difference().unwrap_or(1).saturating_sub(3);
             println!(
                 "expected from ply {}: {:?}",
@@ -135,14 +138,16 @@ fn main() {
     let noise = noise_on();
     for hands in &conditions {
         let label = format!(
-            "own, {}, {:.0} % forgotten",
+            "{}, {}, {:.0} % forgotten",
+            hands.model.name(),
             hands.pace.name(),
             hands.forget_press * 100.0
         );
         for setup in Setup::ALL {
             let mut t = Tally::default();
             for (i, (name, game, expected)) in games.iter().enumerate() {
-                let out = run_game(game, &sim_options_for(setup, i as u64, noise, *hands));
+                let opts = sim_options_for(setup, i as u64, noise, *hands);
+                let out = run_game_as(game, &opts, hands.model);
                 runs += 1;
                 board_time += out.board_time;
                 busy += out.reconstruction;

@@ -15,8 +15,10 @@ use shakmaty::Position;
 use crate::events::{GameEvent, GameResult, Severity, TrackerEvent};
 use crate::games::Game;
 use crate::session::{CaptureDriver, DgtSession};
-use crate::sim::{simulate, SimOptions};
+use crate::sim::{simulate, simulate_script, SimOptions, SimRun};
 use crate::tracker::{start_number, TrackerConfig};
+use eboard_protocols::blind_hand::{self, BlindConfig, Pace as BlindPace};
+use eboard_protocols::hand::HandScript;
 
 /// How the board and clock stand in the hall.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,9 +114,32 @@ impl Pace {
     }
 }
 
-/// The players' hands for one run: how fast, and how often a press is forgotten.
+/// Which hand model plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Model {
+    /// `eboard_protocols::hand`, written beside the tracker.
+    Own,
+    /// `eboard_protocols::blind_hand`, written blind to the tracker from the
+    /// Laws and the reference notes only: a second opinion that does not share
+    /// the tracker's assumptions.
+    Blind,
+}
+
+impl Model {
+    /// Short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Own => "own",
+            Model::Blind => "blind",
+        }
+    }
+}
+
+/// The players' hands for one run: whose model, how fast, and how often a
+/// press is forgotten.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hands {
+    pub model: Model,
     pub pace: Pace,
     /// Chance per move that the mover never presses the clock.
     pub forget_press: f64,
@@ -123,6 +148,7 @@ pub struct Hands {
 impl Default for Hands {
     fn default() -> Self {
         Hands {
+            model: Model::Own,
             pace: Pace::Normal,
             forget_press: 0.0,
         }
@@ -164,7 +190,13 @@ pub fn sim_options_for(setup: Setup, seed: u64, noise: bool, hands: Hands) -> Si
 
 /// Plays `game` with `opts` and reads it back; see [`Outcome`].
 pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
-    let run = simulate(game, opts);
+    run_game_as(game, opts, Model::Own)
+}
+
+/// Plays `game` with the hands of `model` on the board `opts` describes: the
+/// pace and forgotten presses of `opts.hand`; see [`simulate_as`].
+pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
+    let run = simulate_as(game, opts, model);
     let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
     if start_number(game.start.board()).is_none() {
         // A set position: the operator gives it, as an arbiter would for an
@@ -267,6 +299,46 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
         }
     }
     out
+}
+
+/// Plays `game` on the virtual board with the hands of `model`. The blind
+/// model is given the same seed, board orientation, clock side, start time and
+/// rate of forgotten presses as `opts.hand`, and time trouble when `opts.hand`
+/// thinks twenty times faster than at normal pace or more.
+pub fn simulate_as(game: &Game, opts: &SimOptions, model: Model) -> SimRun {
+    match model {
+        Model::Own => simulate(game, opts),
+        Model::Blind => {
+            let cfg = BlindConfig {
+                seed: opts.seed ^ 0x626c_696e_6400, // "blind": its own stream
+                pace: if opts.hand.speed <= 0.05 {
+                    BlindPace::TimeTrouble
+                } else {
+                    BlindPace::Normal
+                },
+                forget_press: opts.hand.forget_press,
+                rotated: opts.hand.rotated,
+                white_clock: opts.hand.white_clock,
+                start_ms: opts.hand.start_ms,
+            };
+            let script = blind_hand::play(&game.start, &game.moves, &cfg);
+            let made_at = script
+                .plies
+                .iter()
+                .map(|p| (p.released_ms, p.press_ms.unwrap_or(p.released_ms)))
+                .collect();
+            let pressed = script.plies.iter().map(|p| p.press_ms.is_some()).collect();
+            simulate_script(
+                game,
+                opts,
+                HandScript {
+                    actions: script.actions,
+                    made_at,
+                    pressed,
+                },
+            )
+        }
+    }
 }
 
 /// The result the Laws give without a claim for a game whose index entry lists

@@ -782,7 +782,8 @@ pub fn play(start: &Chess, moves: &[Move], cfg: &HandConfig) -> HandScript {
             h.wait(200, 600);
             pressed[i] = press(&mut h, side);
             made_at[i].1 = h.t;
-        } else if !is_last && h.rng.random_bool(cfg.forget_press) {
+        } else if !is_last && cfg.forget_press > 0.0 && h.rng.random_bool(cfg.forget_press) {
+            // (No draw without forgotten presses: seeded scripts stay as they were.)
             // Never pressed: the opponent plays on with this clock still running.
             continue;
         } else if !is_last && h.rng.random_bool(cfg.early_reply) {

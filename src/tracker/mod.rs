@@ -271,6 +271,11 @@ pub struct Tracker {
     unexplained_alerted: bool,
     takeback: Option<(usize, Millis)>,
     start_candidate: Option<StartCandidate>,
+    /// A start picture that gave way before its hold (a daemon started, or a
+    /// board plugged in, just as the round begins): it still starts the game
+    /// if the clock is started (6.6) or a legal first move is made from it
+    /// while the board stays within one move of it.
+    brief_start: Option<StartCandidate>,
     wrong_start: Option<(Picture, Millis, Vec<Square>)>,
     wrong_start_alerted: Option<Picture>,
     ambiguous_alerted: Option<Vec<Vec<Move>>>,
@@ -376,6 +381,7 @@ impl Tracker {
             unexplained_alerted: false,
             takeback: None,
             start_candidate: None,
+            brief_start: None,
             wrong_start: None,
             wrong_start_alerted: None,
             ambiguous_alerted: None,
@@ -473,7 +479,14 @@ impl Tracker {
         self.last_raw = Some(picture.clone());
         self.last_change_t = t_ms;
         match self.phase {
-            Phase::WaitingStart | Phase::Over => self.look_for_start(t_ms, picture),
+            Phase::WaitingStart | Phase::Over => {
+                if let Some(cand) = self.first_move_from_brief_start(picture) {
+                    self.begin_game(t_ms, cand, out);
+                    self.play_picture(t_ms, picture, out);
+                } else {
+                    self.look_for_start(t_ms, picture);
+                }
+            }
             Phase::Playing => {
                 let before = self.line_len();
                 self.play_picture(t_ms, picture, out);
@@ -510,6 +523,23 @@ impl Tracker {
         }
         let prev = self.last_reading.replace(*reading);
         if self.phase != Phase::Playing {
+            // Article 6.6: the clock started with a start position on the
+            // board, however briefly it was still, starts the game.
+            let started = reading.running && !prev.is_some_and(|p| p.running);
+            if started {
+                if let Some(cand) = self
+                    .start_candidate
+                    .take()
+                    .or_else(|| self.brief_start.take())
+                {
+                    self.begin_game(t_ms, cand, out);
+                    // What the board shows now (a first move under way) is read
+                    // as any picture of the game.
+                    if let Some(raw) = self.last_raw.clone() {
+                        self.play_picture(t_ms, &raw, out);
+                    }
+                }
+            }
             return;
         }
         let ply0_idle = self
@@ -1033,12 +1063,55 @@ impl Tracker {
         })
     }
 
+    /// The brief start a picture proves: `picture` shows a legal first move
+    /// made from it.
+    fn first_move_from_brief_start(&mut self, picture: &Picture) -> Option<StartCandidate> {
+        let pending = self
+            .start_candidate
+            .as_ref()
+            .or(self.brief_start.as_ref())?;
+        if self.detect_start(picture).is_some() {
+            return None;
+        }
+        let proven = pending
+            .orientation
+            .apply(picture)
+            .to_board()
+            .is_some_and(|board| {
+                !search::sequences(&pending.pos, Target::Board(&board), 1, 1, None).is_empty()
+            });
+        if !proven {
+            return None;
+        }
+        self.start_candidate
+            .take()
+            .or_else(|| self.brief_start.take())
+    }
+
     fn look_for_start(&mut self, t: Millis, raw: &Picture) {
         if let Some(mut cand) = self.detect_start(raw) {
             cand.since = t;
             self.start_candidate = Some(cand);
+            self.brief_start = None;
             self.wrong_start = None;
             return;
+        }
+        // A start that gave way before its hold stays in mind while the board
+        // is within one move of it (a piece in the hand: at most two squares
+        // differ from the start; a move under way, four). Further away, pieces
+        // are being set up or the board cleared.
+        if let Some(cand) = self.start_candidate.take() {
+            self.brief_start = Some(cand);
+        }
+        if let Some(cand) = &self.brief_start {
+            let near = cand
+                .orientation
+                .apply(raw)
+                .to_board()
+                .is_some_and(|b| search::diff(&b, cand.pos.board()).count() <= 4);
+            if !near {
+                self.brief_start = None;
+            }
         }
         self.start_candidate = None;
         self.wrong_start = None;
@@ -1068,6 +1141,8 @@ impl Tracker {
         });
         self.phase = Phase::Playing;
         self.clear_move_state();
+        self.start_candidate = None;
+        self.brief_start = None;
         self.late_press_wait = None;
         self.game_no += 1;
         self.illegal_counts = [0; 2];

@@ -112,6 +112,13 @@ impl Script {
         s
     }
 
+    /// Shows the whole picture at once (a board dump), without holding it.
+    pub fn show(&mut self, board_fen: &str) {
+        let b: shakmaty::Board = board_fen.parse().expect("board FEN");
+        self.board = Picture::from_board(&b);
+        self.send();
+    }
+
     /// Shows the whole picture at once and holds it long enough to start.
     pub fn setup(&mut self, board_fen: &str) {
         let b: shakmaty::Board = board_fen.parse().expect("board FEN");
