@@ -108,6 +108,7 @@ fn main() {
                 &out.verified[from.min(out.verified.len())..]
             );
             println!("alerts: {:#?}", out.serious_alerts);
+            println!("info: {:#?}", out.info_messages);
             let t0 = run
                 .script
                 .made_at

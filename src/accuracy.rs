@@ -57,6 +57,8 @@ pub struct Outcome {
     pub serious_alerts: Vec<String>,
     /// Alerts of severity info.
     pub info_alerts: usize,
+    /// Their texts, as `ply N t=T kind: message`.
+    pub info_messages: Vec<String>,
     /// Length of the simulated game (board time).
     pub board_time: Duration,
     /// Time spent in the session and tracker (decoding and reconstruction only).
@@ -254,7 +256,13 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
                     stamped.ply, stamped.t_ms, a.article, a.kind, a.message
                 ));
             }
-            TrackerEvent::Alert(_) => out.info_alerts += 1,
+            TrackerEvent::Alert(a) => {
+                out.info_alerts += 1;
+                out.info_messages.push(format!(
+                    "ply {} t={}ms {}: {}",
+                    stamped.ply, stamped.t_ms, a.kind, a.message
+                ));
+            }
             TrackerEvent::Game(GameEvent::Result { result, reason }) => {
                 out.results.push((*result, reason.clone(), last_ply));
             }

@@ -34,6 +34,11 @@ pub struct MoveEvent {
     /// The move was inferred from a burst of several plies (no picture showed it alone).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub reconstructed: bool,
+    /// The move replaces moves published earlier and withdrawn by the
+    /// `Retraction` just before it: later pictures were explained only by this
+    /// line (the tracker's self-correction).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub corrected: bool,
 }
 
 /// How a game ended.

@@ -839,6 +839,7 @@ mod tests {
             clock_ms: None,
             emt_ms: None,
             reconstructed: false,
+            corrected: false,
         }))
     }
 

@@ -238,6 +238,7 @@ fn feed(hub: &Hub, board: u32, game: &Game, skip: usize, plies: usize) -> Vec<St
                     clock_ms: Some(5_400_000 - u64::from(ply) * 7_000),
                     emt_ms: Some(7_000),
                     reconstructed: false,
+                    corrected: false,
                 }),
             ),
             true,

@@ -75,6 +75,7 @@ async fn the_dashboard_shows_boards_and_alerts_and_escapes_names() {
                 clock_ms: None,
                 emt_ms: None,
                 reconstructed: false,
+                corrected: false,
             })),
         ),
         true,

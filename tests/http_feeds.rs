@@ -103,6 +103,7 @@ impl Feeder {
                     clock_ms: Some(5_400_000 - u64::from(self.ply) * 1000),
                     emt_ms: Some(2000),
                     reconstructed: false,
+                    corrected: false,
                 })),
             },
             true,

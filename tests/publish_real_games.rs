@@ -77,6 +77,7 @@ fn indexed_games_round_trip_through_the_round_pgn() {
                         clock_ms: Some(60_000 + u64::from(ply)),
                         emt_ms: None,
                         reconstructed: false,
+                        corrected: false,
                     }),
                 ),
                 true,

@@ -98,6 +98,7 @@ fn start_and_move(hub: &Hub, board: u32) {
                 clock_ms: Some(600_000),
                 emt_ms: None,
                 reconstructed: false,
+                corrected: false,
             }),
         ),
         true,

@@ -29,6 +29,7 @@ fn moves(fen: &str, mode: CastlingMode, ucis: &[&str], clocks: &[(u64, u64)]) ->
                 clock_ms: clocks.get(i).map(|c| c.0),
                 emt_ms: clocks.get(i).map(|c| c.1),
                 reconstructed: false,
+                corrected: false,
             })
         })
         .collect()

@@ -151,6 +151,8 @@ fn a_game_joined_mid_way_through_the_operators_fen() {
         "no game from a mid-game picture"
     );
     assert!(sc.sans().is_empty(), "no move guessed");
+    // The dashboard shows it: one notice, raised once.
+    assert_eq!(sc.alert_kinds(), s(&["game_in_progress_position_unknown"]));
     // The arbiter looks at the board and gives the position, Black to move.
     let t = sc.t;
     sc.tracker
@@ -161,6 +163,16 @@ fn a_game_joined_mid_way_through_the_operators_fen() {
         .expect("a legal position");
     sc.wait(1_000);
     assert_eq!(sc.game_starts().len(), 1);
+    let resolved = sc
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, TrackerEvent::Resolved(_)))
+        .count();
+    assert_eq!(
+        resolved, 1,
+        "the notice is resolved once the game is followed"
+    );
+    sc.clear();
     sc.hand("a7a6").wait(300).press(B);
     sc.hand("b5a4").wait(300).press(W);
     assert_eq!(sc.sans(), s(&["a6", "Ba4"]));

@@ -147,6 +147,7 @@ fn seed(live: &Hub, out: &Hub) {
                     clock_ms: m.clock_ms,
                     emt_ms: m.emt_ms,
                     reconstructed: false,
+                    corrected: false,
                 }));
             }
             if let Some(result) = g.result {

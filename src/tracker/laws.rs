@@ -24,6 +24,8 @@ pub const WRONG_START: &str = "wrong_initial_position";
 pub const DRAW_CLAIM: &str = "draw_claim_available";
 pub const TWO_HANDS: &str = "two_hands_suspected";
 pub const ILLEGAL_MOVE_STANDS: &str = "illegal_move_stands";
+pub const POSITION_UNKNOWN: &str = "game_in_progress_position_unknown";
+pub const MOVES_CORRECTED: &str = "moves_corrected";
 
 /// Whether the tracker follows an alert of this kind until its condition is gone.
 pub fn resolvable(kind: &str) -> bool {
@@ -36,6 +38,7 @@ pub fn resolvable(kind: &str) -> bool {
             | AMBIGUOUS
             | ROTATED_90
             | WRONG_START
+            | POSITION_UNKNOWN
     )
 }
 

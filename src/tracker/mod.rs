@@ -143,6 +143,8 @@ struct Step {
     pos: Chess,
     /// No picture showed this ply on its own (found inside a burst).
     reconstructed: bool,
+    /// Replaces plies published earlier and withdrawn (self-correction).
+    corrected: bool,
     /// Alerts about how the move was made, sent when it is verified (a provisional
     /// move that is replaced was never made).
     notes: Vec<TrackerEvent>,
@@ -276,6 +278,14 @@ pub struct Tracker {
     /// if the clock is started (6.6) or a legal first move is made from it
     /// while the board stays within one move of it.
     brief_start: Option<StartCandidate>,
+    /// The board shows a game in progress the tracker never saw start (a daemon
+    /// started late, a board swapped) and the arbiters were told.
+    unknown_alerted: bool,
+    /// Verified plies the board has shown still for `CERTAIN_STILL_MS` with
+    /// nothing pending: self-correction never goes back before them.
+    certain_ply: usize,
+    /// The picture (by its change time) a self-correction was tried for.
+    resync_tried: Option<Millis>,
     wrong_start: Option<(Picture, Millis, Vec<Square>)>,
     wrong_start_alerted: Option<Picture>,
     ambiguous_alerted: Option<Vec<Vec<Move>>>,
@@ -359,6 +369,22 @@ const SAME_SCAN_MS: Millis = 50;
 /// complete this soon after. One hand that grabs both quickly still needs time
 /// to put them down one after the other.
 const TWO_HANDS_MOVE_MS: Millis = 400;
+/// A picture of a game in progress still this long, with no clock running,
+/// before any game started: the board was joined mid-game (not a set-up going
+/// on, which changes every few seconds).
+const POSITION_UNKNOWN_MS: Millis = 10_000;
+/// A position the board shows this long with nothing pending is certain:
+/// self-correction never withdraws it.
+const CERTAIN_STILL_MS: Millis = 2_000;
+/// An unexplained picture still this long is matched against the lines that
+/// withdraw the last uncertain plies (self-correction).
+const RESYNC_STILL_MS: Millis = 600;
+/// Most verified plies a self-correction withdraws, and most plies it finds.
+const RESYNC_MAX_BACK: usize = 4;
+const RESYNC_MAX_PLIES: usize = 6;
+/// A picture at least this old when the clock is pressed shows a move complete:
+/// longer than one board scan (200–250 ms).
+const STILL_BEFORE_PRESS_MS: Millis = 300;
 /// A press this soon after the previous one is a double press (a bounce, or both
 /// players' hands on the clock), never a press without a move.
 const DOUBLE_PRESS_MS: Millis = 500;
@@ -382,6 +408,9 @@ impl Tracker {
             takeback: None,
             start_candidate: None,
             brief_start: None,
+            unknown_alerted: false,
+            certain_ply: 0,
+            resync_tried: None,
             wrong_start: None,
             wrong_start_alerted: None,
             ambiguous_alerted: None,
@@ -900,6 +929,7 @@ impl Tracker {
                 clock_ms: None,
                 emt_ms: None,
                 reconstructed: false,
+                corrected: false,
             })));
         }
         self.takeback = None;
@@ -1143,6 +1173,9 @@ impl Tracker {
         self.clear_move_state();
         self.start_candidate = None;
         self.brief_start = None;
+        self.unknown_alerted = false;
+        self.certain_ply = 0;
+        self.resync_tried = None;
         self.late_press_wait = None;
         self.game_no += 1;
         self.illegal_counts = [0; 2];
@@ -1582,6 +1615,7 @@ impl Tracker {
                 mv,
                 pos,
                 reconstructed: burst,
+                corrected: false,
                 notes,
             });
         }
@@ -1763,6 +1797,7 @@ impl Tracker {
             clock_ms,
             emt_ms,
             reconstructed: step.reconstructed,
+            corrected: step.corrected,
         })));
         if let Some(p) = press {
             self.clock_laws.pressed_move(
@@ -2046,7 +2081,13 @@ impl Tracker {
         }
         let mut press = press;
         press.matched = self.pressed_for_shown_move(side);
-        press.on_still_move = press.matched && self.resolution == Resolution::Explained;
+        // Still means still for a board scan: a picture that changed just before
+        // the press may be a square the hand brushed on the way (a knight
+        // touching d2 on its way to c3, the press made before the release), and
+        // the board reports the rest a scan later.
+        press.on_still_move = press.matched
+            && self.resolution == Resolution::Explained
+            && t.saturating_sub(self.last_change_t) >= STILL_BEFORE_PRESS_MS;
         press.without_move = candidate_7_5_3
             && self.resolution == Resolution::Explained
             && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
@@ -2085,6 +2126,7 @@ impl Tracker {
                         return;
                     }
                 }
+                self.position_unknown_timer(t, out);
                 if let Some((raw, since, squares)) = &self.wrong_start {
                     if t.saturating_sub(*since) >= self.config.start_hold_ms
                         && self.wrong_start_alerted.as_ref() != Some(raw)
@@ -2115,6 +2157,42 @@ impl Tracker {
         }
     }
 
+    /// Before any game: a board showing a game in progress (both kings, no start
+    /// position within one move) with the clock running, or still for
+    /// [`POSITION_UNKNOWN_MS`], was joined mid-game. No move is guessed; the
+    /// arbiters are told once, and the operator's FEN (with the side to move)
+    /// starts following it (`operator_start_fen`).
+    fn position_unknown_timer(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        if self.phase != Phase::WaitingStart
+            || self.unknown_alerted
+            || self.start_candidate.is_some()
+            || self.brief_start.is_some()
+            || self.wrong_start.is_some()
+        {
+            return;
+        }
+        let Some(raw) = &self.last_raw else {
+            return;
+        };
+        if raw.count(Color::White.king()) != 1 || raw.count(Color::Black.king()) != 1 {
+            return;
+        }
+        let running = !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+        if !running && t.saturating_sub(self.last_change_t) < POSITION_UNKNOWN_MS {
+            return;
+        }
+        self.unknown_alerted = true;
+        out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            penalty: None,
+            kind: laws::POSITION_UNKNOWN.into(),
+            article: "6.6".into(),
+            severity: Severity::Warning,
+            squares: Vec::new(),
+            message: "Game in progress, position unknown: this board shows a game that was never seen to start (the daemon started late, or the board was swapped), so no move is published. Give the position with the side to move (the start-FEN action) to follow it from there.".into(),
+        }));
+    }
+
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
         match self.resolution {
@@ -2124,6 +2202,9 @@ impl Tracker {
                     return;
                 }
                 let game = self.game.as_ref().expect("playing");
+                if game.pending.is_empty() && still >= CERTAIN_STILL_MS {
+                    self.certain_ply = game.history.len() - 1;
+                }
                 if game.pending.is_empty() || still < self.config.clockless_hold_ms {
                     return;
                 }
@@ -2171,6 +2252,18 @@ impl Tracker {
                             self.unexplained_since = None;
                             self.unexplained_alerted = false;
                             self.takeback = None;
+                            return;
+                        }
+                    }
+                }
+                if let Some(board) = self.last_board.clone() {
+                    let still = t.saturating_sub(self.last_change_t);
+                    if still >= RESYNC_STILL_MS
+                        && self.resync_tried != Some(self.last_change_t)
+                        && self.takeback.is_none()
+                    {
+                        self.resync_tried = Some(self.last_change_t);
+                        if self.resync(t, &board, out) {
                             return;
                         }
                     }
@@ -2347,6 +2440,153 @@ impl Tracker {
             ),
         }));
         self.begin_game(t, cand, out);
+    }
+
+    /// Self-correction: the board shows a position no legal continuation of the
+    /// published line explains, still for `RESYNC_STILL_MS`. Look for the one
+    /// line that does, going back over at most `RESYNC_MAX_BACK` verified plies
+    /// (never before `certain_ply`) and forward at most `RESYNC_MAX_PLIES`,
+    /// fewest withdrawn plies first, then fewest new ones, with every piece the
+    /// line puts down on the way seen there. Exactly one such line: the wrong
+    /// plies are withdrawn by one `Retraction`, the line's plies follow as
+    /// `corrected` (pending: they are verified as any move is), the alerts the
+    /// wrong reading raised resolve as the board now agrees with the game, and
+    /// the arbiters get an info alert saying what was corrected. Two or more:
+    /// nothing is published yet, later pictures decide.
+    fn resync(&mut self, t: Millis, board: &Board, out: &mut Vec<TrackerEvent>) -> bool {
+        let Some(game) = self.game.as_ref() else {
+            return false;
+        };
+        let n = game.history.len() - 1;
+        let target = Target::Board(board);
+        if game.history.iter().any(|p| target.matches(p.board())) {
+            // An earlier position of the game: a takeback, not a misreading.
+            return false;
+        }
+        let shown = board.occupied();
+        if laws::move_under_way(game.tip(), Some(board), shown) {
+            // A hand holding the mover's piece: the move is not made yet.
+            return false;
+        }
+        let max_back = n.saturating_sub(self.certain_ply).min(RESYNC_MAX_BACK);
+        let mut found = None;
+        // With what the squares showed first; then without it: a capture
+        // answered within one board scan never showed its piece on the square.
+        let strict = (!self.gap).then_some(&self.seen);
+        'search: for seen in [strict, None] {
+            // Withdrawing verified plies needs the squares' evidence; without it
+            // only a catch-up on the verified line is read.
+            let max_back = if seen.is_some() { max_back } else { 0 };
+            for back in 0..=max_back {
+                let base = &game.history[n - back];
+                for depth in 1..=RESYNC_MAX_PLIES {
+                    let mut sols = search::sequences(base, target, depth, 3, seen);
+                    if seen.is_none() {
+                        // Without the squares' evidence only lines whose every
+                        // move touches squares that show the change, as for a
+                        // lenient burst: no piece that went and came back.
+                        let changed = target.diff(base.board());
+                        sols.retain(|line| {
+                            line.iter()
+                                .all(|&m| (search::touched(m) & !changed).is_empty())
+                        });
+                    }
+                    match sols.len() {
+                        0 => continue,
+                        1 => {
+                            found = sols.into_iter().next().map(|line| (back, line));
+                            break 'search;
+                        }
+                        _ => return false,
+                    }
+                }
+            }
+            if strict.is_none() {
+                break;
+            }
+        }
+        let Some((back, line)) = found else {
+            return false;
+        };
+        let k = n - back;
+        let game = self.game.as_mut().expect("playing");
+        let withdrawn_sans: Vec<String> = (k..n)
+            .map(|i| {
+                let before = game.history[i].clone();
+                let after = &game.history[i + 1];
+                before
+                    .legal_moves()
+                    .into_iter()
+                    .find(|m| {
+                        let mut p = before.clone();
+                        p.play_unchecked(*m);
+                        p == *after
+                    })
+                    .map(|m| SanPlus::from_move(before, m).to_string())
+                    .unwrap_or_else(|| "?".into())
+            })
+            .collect();
+        if back > 0 {
+            if self.result_ply.is_some_and(|p| p as usize > k) {
+                self.result_ply = None;
+                self.clock_laws.reopen();
+            }
+            game.history.truncate(k + 1);
+            out.push(TrackerEvent::Game(GameEvent::Retraction {
+                from_ply: (k + 1) as u32,
+                plies: ((k + 1) as u32..=n as u32).collect(),
+            }));
+        }
+        game.pending.clear();
+        let mut pos = game.verified().clone();
+        let mut sans = Vec::new();
+        for &mv in &line {
+            sans.push(SanPlus::from_move(pos.clone(), mv).to_string());
+            pos.play_unchecked(mv);
+            game.pending.push(Step {
+                mv,
+                pos: pos.clone(),
+                reconstructed: line.len() >= 2,
+                corrected: back > 0,
+                notes: Vec::new(),
+            });
+        }
+        let message = if back > 0 {
+            format!(
+                "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
+                k + 1,
+                withdrawn_sans.join(" "),
+                sans.join(" "),
+                k + 1
+            )
+        } else {
+            format!(
+                "Caught up after ply {n}: the board shows {} played while no picture showed each move on its own.",
+                sans.join(" ")
+            )
+        };
+        out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            penalty: None,
+            kind: laws::MOVES_CORRECTED.into(),
+            article: "8.4".into(),
+            severity: Severity::Info,
+            squares: Vec::new(),
+            message,
+        }));
+        self.press = None;
+        self.takeback = None;
+        self.passed_back = None;
+        self.ambiguous_lines.clear();
+        self.ambiguous_alerted = None;
+        self.displaced = None;
+        self.resolution = Resolution::Explained;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+        self.seen.reset(target);
+        self.gap = false;
+        self.settle(t, out);
+        true
     }
 
     fn take_back(&mut self, t: Millis, k: usize, out: &mut Vec<TrackerEvent>) {
