@@ -109,6 +109,14 @@ fn main() {
             );
             println!("alerts: {:#?}", out.serious_alerts);
             println!("info: {:#?}", out.info_messages);
+            if let Some((a, b)) = std::env::var("SHOW_EVENTS").ok().and_then(|w| {
+                let (a, b) = w.split_once('-')?;
+                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+            }) {
+                for e in out.events.iter().filter(|e| e.t_ms >= a && e.t_ms <= b) {
+                    println!("  event {:>8} ply {} {:?}", e.t_ms, e.ply, e.event);
+                }
+            }
             let t0 = run
                 .script
                 .made_at

@@ -59,6 +59,8 @@ pub struct Outcome {
     pub info_alerts: usize,
     /// Their texts, as `ply N t=T kind: message`.
     pub info_messages: Vec<String>,
+    /// Every event the session gave, for a closer look at one game.
+    pub events: Vec<crate::events::Stamped>,
     /// Length of the simulated game (board time).
     pub board_time: Duration,
     /// Time spent in the session and tracker (decoding and reconstruction only).
@@ -223,6 +225,7 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
     );
     let end = driver.last_t();
     let session = driver.session;
+    let kept = events.clone();
     let reconstruction = started.elapsed();
 
     let mut out = Outcome {
@@ -269,6 +272,7 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
             TrackerEvent::Game(_) | TrackerEvent::Resolved(_) => {}
         }
     }
+    out.events = kept;
     // The clock records only the presses that moved its lever: the k-th of them
     // completes the k-th ply whose mover's press moved it (a forgotten press, and
     // the opponent's press on the side already down, record nothing).

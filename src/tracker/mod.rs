@@ -376,9 +376,15 @@ const POSITION_UNKNOWN_MS: Millis = 10_000;
 /// A position the board shows this long with nothing pending is certain:
 /// self-correction never withdraws it.
 const CERTAIN_STILL_MS: Millis = 2_000;
-/// An unexplained picture still this long is matched against the lines that
-/// withdraw the last uncertain plies (self-correction).
-const RESYNC_STILL_MS: Millis = 600;
+/// An unexplained picture still this long (a board scan: the squares of a move
+/// come at most one scan apart) is matched against the lines that withdraw the
+/// last uncertain plies or catch up on the line (self-correction).
+const RESYNC_STILL_MS: Millis = 250;
+/// Without a clock press since the last explained picture (a slide pausing on
+/// its way, a hand about to finish a capture: both look like other lines), the
+/// picture must be still this long before self-correction reads it: as long
+/// as the displaced-pieces alert waits, which it then replaces.
+const RESYNC_QUIET_MS: Millis = 6_000;
 /// Most verified plies a self-correction withdraws, and most plies it finds.
 const RESYNC_MAX_BACK: usize = 4;
 const RESYNC_MAX_PLIES: usize = 6;
@@ -2222,7 +2228,20 @@ impl Tracker {
                     }
                 }
             }
-            Resolution::Ambiguous => {}
+            Resolution::Ambiguous => {
+                // Candidates followed for a while: the still picture may have
+                // one explanation of its own from the verified line.
+                if let Some(board) = self.last_board.clone() {
+                    let boundary = self.pressed_in_episode() || still >= RESYNC_QUIET_MS;
+                    if still >= RESYNC_STILL_MS
+                        && boundary
+                        && self.resync_tried != Some(self.last_change_t)
+                    {
+                        self.resync_tried = Some(self.last_change_t);
+                        self.resync(t, &board, out);
+                    }
+                }
+            }
             Resolution::Unexplained => {
                 if let Some((k, since)) = self.takeback {
                     if t.saturating_sub(since) >= self.config.takeback_hold_ms {
@@ -2258,7 +2277,9 @@ impl Tracker {
                 }
                 if let Some(board) = self.last_board.clone() {
                     let still = t.saturating_sub(self.last_change_t);
+                    let boundary = self.pressed_in_episode() || still >= RESYNC_QUIET_MS;
                     if still >= RESYNC_STILL_MS
+                        && boundary
                         && self.resync_tried != Some(self.last_change_t)
                         && self.takeback.is_none()
                     {
@@ -2442,6 +2463,17 @@ impl Tracker {
         self.begin_game(t, cand, out);
     }
 
+    /// The clock was pressed since the board stopped showing the game (a ply
+    /// boundary passed while the picture stayed unexplained or ambiguous): the
+    /// board should show a made move then, not one under way.
+    fn pressed_in_episode(&self) -> bool {
+        match (self.last_press_t, self.unexplained_since) {
+            (Some(p), Some(u)) => p >= u,
+            (Some(_), None) => self.resolution == Resolution::Ambiguous,
+            _ => false,
+        }
+    }
+
     /// Self-correction: the board shows a position no legal continuation of the
     /// published line explains, still for `RESYNC_STILL_MS`. Look for the one
     /// line that does, going back over at most `RESYNC_MAX_BACK` verified plies
@@ -2470,27 +2502,29 @@ impl Tracker {
         }
         let max_back = n.saturating_sub(self.certain_ply).min(RESYNC_MAX_BACK);
         let mut found = None;
-        // With what the squares showed first; then without it: a capture
-        // answered within one board scan never showed its piece on the square.
-        let strict = (!self.gap).then_some(&self.seen);
-        'search: for seen in [strict, None] {
-            // Withdrawing verified plies needs the squares' evidence; without it
-            // only a catch-up on the verified line is read.
-            let max_back = if seen.is_some() { max_back } else { 0 };
+        // Every piece the line puts down on the way must have been seen there;
+        // then one may not have been: a capture answered within one board scan
+        // never showed its piece on the square. Withdrawing verified plies needs
+        // the strict reading; the lenient one only catches up on the line.
+        let seen = (!self.gap).then_some(&self.seen);
+        // The lenient reading only at a ply boundary (a press since the last
+        // explained picture): before it, a capture under way looks the same.
+        let tolerances: &[usize] = if self.pressed_in_episode() {
+            &[0, 1]
+        } else {
+            &[0]
+        };
+        'search: for &unseen in tolerances {
+            let max_back = if unseen == 0 { max_back } else { 0 };
             for back in 0..=max_back {
                 let base = &game.history[n - back];
                 for depth in 1..=RESYNC_MAX_PLIES {
-                    let mut sols = search::sequences(base, target, depth, 3, seen);
-                    if seen.is_none() {
-                        // Without the squares' evidence only lines whose every
-                        // move touches squares that show the change, as for a
-                        // lenient burst: no piece that went and came back.
-                        let changed = target.diff(base.board());
-                        sols.retain(|line| {
-                            line.iter()
-                                .all(|&m| (search::touched(m) & !changed).is_empty())
-                        });
-                    }
+                    let mut sols =
+                        search::sequences_with_unseen(base, target, depth, 3, seen, unseen);
+                    // No piece that goes back to a square it left: tempo moves
+                    // that make any transient picture (a castling half made)
+                    // reachable in a few plies.
+                    sols.retain(|line| !has_return(line));
                     match sols.len() {
                         0 => continue,
                         1 => {
@@ -2501,7 +2535,7 @@ impl Tracker {
                     }
                 }
             }
-            if strict.is_none() {
+            if seen.is_none() {
                 break;
             }
         }
@@ -2651,6 +2685,18 @@ impl Tracker {
 }
 
 /// What a retraction back to ply `k` withdraws, for the arbiter to rule on.
+/// Whether a move of `line` puts a piece back on a square an earlier move of
+/// the line took it from.
+fn has_return(line: &[Move]) -> bool {
+    line.iter().enumerate().any(|(i, a)| {
+        a.from().is_some_and(|from| {
+            line[i + 1..]
+                .iter()
+                .any(|b| b.to() == from && b.role() == a.role() && b.from() == Some(a.to()))
+        })
+    })
+}
+
 fn withdrawn_from(game: &Game, k: usize) -> (usize, String, Vec<Chess>) {
     (k, fen_of(&game.history[k]), game.history[k + 1..].to_vec())
 }

@@ -137,12 +137,27 @@ pub fn sequences(
     limit: usize,
     seen: Option<&Seen>,
 ) -> Vec<Vec<Move>> {
+    sequences_with_unseen(pos, target, depth, limit, seen, 0)
+}
+
+/// [`sequences`], letting up to `unseen` pieces put down before the last ply go
+/// unseen on their square (a capture answered within one board scan: the board
+/// never reported the capturing piece there).
+pub fn sequences_with_unseen(
+    pos: &Chess,
+    target: Target<'_>,
+    depth: usize,
+    limit: usize,
+    seen: Option<&Seen>,
+    unseen: usize,
+) -> Vec<Vec<Move>> {
     let mut out = Vec::new();
     let mut path = Vec::with_capacity(depth);
     let mut ctx = Ctx {
         target,
         limit,
         seen,
+        unseen,
         out: &mut out,
     };
     dfs(&mut ctx, pos, depth, &mut path);
@@ -153,6 +168,8 @@ struct Ctx<'a> {
     target: Target<'a>,
     limit: usize,
     seen: Option<&'a Seen>,
+    /// Unseen placements still allowed on this path.
+    unseen: usize,
     out: &'a mut Vec<Vec<Move>>,
 }
 
@@ -210,6 +227,7 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
         }
         let mut next = pos.clone();
         next.play_unchecked(m);
+        let mut spent = false;
         if left > 1 {
             if let Some(seen) = ctx.seen {
                 let identity = matches!(ctx.target, Target::Board(_));
@@ -219,13 +237,20 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
                         .is_some_and(|p| !seen.has(sq, p, identity))
                 });
                 if unseen {
-                    continue;
+                    if ctx.unseen == 0 {
+                        continue;
+                    }
+                    ctx.unseen -= 1;
+                    spent = true;
                 }
             }
         }
         path.push(m);
         dfs(ctx, &next, left - 1, path);
         path.pop();
+        if spent {
+            ctx.unseen += 1;
+        }
     }
 }
 
