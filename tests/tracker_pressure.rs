@@ -472,3 +472,102 @@ fn real_games_that_once_went_wrong_in_time_trouble() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Self-correction as the blind hand model provokes it in time trouble: every
+/// retraction the tracker makes on its own is one `Retraction`, followed by the
+/// replacing plies marked `corrected` and a `moves_corrected` info alert saying
+/// what changed; no alert raised for the wrong reading stays open, and the
+/// game goes on being published after it. The games are real; at least one
+/// correction must happen among them, or this test proves nothing.
+#[test]
+fn wrong_readings_are_corrected_in_the_open() {
+    use eboard_bridge::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    use eboard_bridge::events::Severity;
+    let index = eboard_bridge::games::load_index(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/expected/games-index.jsonl"
+    )))
+    .unwrap();
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let games: Vec<_> = index.iter().filter_map(|g| g.game.as_ref()).collect();
+    let mut corrections = 0;
+    // Games in which the bench saw the tracker correct itself (numbered as the
+    // bench numbers them: `cargo bench --bench accuracy -- blind trouble
+    // forget=0.02 show=I`).
+    for i in [92, 199, 227] {
+        let game = games[i];
+        let out = run_game_as(
+            game,
+            &sim_options_for(Setup::Normal, i as u64, true, hands),
+            hands.model,
+        );
+        let events = &out.events;
+        for (k, e) in events.iter().enumerate() {
+            let TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) = &e.event else {
+                continue;
+            };
+            let note = events[k + 1..]
+                .iter()
+                .take_while(|x| x.t_ms == e.t_ms)
+                .find_map(|x| match &x.event {
+                    TrackerEvent::Alert(a) if a.kind == "moves_corrected" => Some(a),
+                    _ => None,
+                });
+            if note.is_none() {
+                continue; // an ordinary takeback (7.1), not a correction
+            }
+            corrections += 1;
+            let note = note.unwrap();
+            assert_eq!(note.severity, Severity::Info);
+            assert!(
+                note.message
+                    .contains(&format!("Corrected from ply {from_ply}")),
+                "{}",
+                note.message
+            );
+            // The next move published at the withdrawn ply is a corrected one.
+            let replacement = events[k + 1..].iter().find_map(|x| match &x.event {
+                TrackerEvent::Game(GameEvent::Move(m)) if m.verified && m.ply == *from_ply => {
+                    Some(m)
+                }
+                _ => None,
+            });
+            if let Some(m) = replacement {
+                assert!(
+                    m.corrected,
+                    "game {i}: ply {from_ply} replaced but not marked corrected"
+                );
+            }
+            // Alerts raised before the correction in this game are not left open
+            // by it: each is resolved at or after it, or the game ends first.
+            let raised: Vec<u32> = events[..k]
+                .iter()
+                .filter_map(|x| match &x.event {
+                    TrackerEvent::Alert(a)
+                        if a.severity >= Severity::Warning && a.kind != "takeback" =>
+                    {
+                        Some(a.id)
+                    }
+                    _ => None,
+                })
+                .collect();
+            for id in raised {
+                let resolved = events
+                    .iter()
+                    .any(|x| matches!(&x.event, TrackerEvent::Resolved(r) if r.id == id));
+                assert!(
+                    resolved,
+                    "game {i}: alert {id} raised before the correction stays open"
+                );
+            }
+        }
+    }
+    assert!(
+        corrections > 0,
+        "no correction happened: the test proves nothing"
+    );
+}
