@@ -201,7 +201,7 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(1);
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/games/chessjs-benchmark-lichess-2012-2013-part-b.pgn");
+        .join("tests/data/games/chessjs-benchmark-lichess-2012-2013-part-b.pgn");
     // Game 4 of the file: 127 plies, enough presses for a percentile at one board.
     let game = load_game(&file, 4).unwrap();
     let plies = game.moves.len();

@@ -27,7 +27,7 @@ use eboard_bridge::sim::{dgt_capture, SimOptions};
 
 fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
+        .join("tests/data")
         .join(rel)
 }
 

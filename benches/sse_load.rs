@@ -171,9 +171,9 @@ fn main() {
 
     // Captures first (CPU-heavy, not part of the measurement).
     let index = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/expected/games-index.jsonl");
+        .join("tests/data/expected/games-index.jsonl");
     let games: Vec<_> = load_index(&index)
-        .expect("the data set's index (../shared/data)")
+        .expect("the data set's index (tests/data)")
         .into_iter()
         .filter(|g| g.status == "ok")
         .filter_map(|g| g.game)

@@ -10,10 +10,7 @@ use eboard_protocols::{Picture, Sensed};
 use shakmaty::{Board, Square};
 
 fn data(path: &str) -> String {
-    let full = format!(
-        "{}/../shared/data/eboard/{path}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let full = format!("{}/tests/data/eboard/{path}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
 }
 

@@ -138,7 +138,7 @@ fn a_board_plugged_in_later_is_discovered_and_followed() {
 
     // A generic USB-serial adapter is not claimed; a DGT board is.
     let game_file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
+        .join("tests/data/games/python-chess-molinari-bordais-1979.pgn");
     let game = load_game(&game_file, 1).unwrap();
     let opts = |seed, name: &str| EmulateOptions {
         seed,

@@ -11,7 +11,7 @@ use eboard_bridge::games::{load_pgn, Game};
 
 fn game() -> Game {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
+        .join("tests/data/games/python-chess-molinari-bordais-1979.pgn");
     load_game(&file, 1).unwrap()
 }
 

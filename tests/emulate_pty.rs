@@ -14,7 +14,7 @@ use tokio_serial::SerialPortBuilderExt;
 
 fn game_file() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn")
+        .join("tests/data/games/python-chess-molinari-bordais-1979.pgn")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

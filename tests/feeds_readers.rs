@@ -281,7 +281,7 @@ async fn fetch(url: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_served_pgn_reads_cleanly_in_python_chess_and_pgn_extract() {
-    let index = load_index(&workspace().join("../shared/data/expected/games-index.jsonl")).unwrap();
+    let index = load_index(&workspace().join("tests/data/expected/games-index.jsonl")).unwrap();
     let ok: Vec<&Game> = index
         .iter()
         .filter(|g| g.status == "ok")
@@ -418,7 +418,7 @@ async fn every_served_pgn_reads_cleanly_in_python_chess_and_pgn_extract() {
 async fn the_daemons_own_pgn_files_read_cleanly_and_name_the_players() {
     let games = load_pgn(
         &std::fs::read_to_string(
-            workspace().join("../shared/data/games/python-chess-molinari-bordais-1979.pgn"),
+            workspace().join("tests/data/games/python-chess-molinari-bordais-1979.pgn"),
         )
         .unwrap(),
     )

@@ -16,7 +16,7 @@ use shakmaty::EnPassantMode;
 use shakmaty::Position as _;
 
 fn index() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/expected/games-index.jsonl")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/expected/games-index.jsonl")
 }
 
 #[test]

@@ -10,10 +10,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
 
 fn shared(path: &str) -> PathBuf {
-    PathBuf::from(format!(
-        "{}/../shared/data/{path}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
+    PathBuf::from(format!("{}/tests/data/{path}", env!("CARGO_MANIFEST_DIR")))
 }
 
 /// The dgtdriver recording (a real board and clock, 29 moves) as a capture file.

@@ -41,7 +41,7 @@ impl ReplaySink for Collect {
 /// capture; `operator` lines are written after the last chunk.
 fn capture(operator: &[TrackerCommand]) -> Vec<u8> {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
+        .join("tests/data/games/python-chess-molinari-bordais-1979.pgn");
     let mut game = load_game(&file, 1).unwrap();
     // The game ends in mate at ply 10; eight plies leave it open.
     game.moves.truncate(8);

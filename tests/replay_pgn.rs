@@ -313,7 +313,7 @@ impl Visitor for Collect {
 fn a_long_game_wraps_and_parses_back() {
     let uci_text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/data/eboard/dgtdriver-recordings/1.uci"
+        "/tests/data/eboard/dgtdriver-recordings/1.uci"
     ))
     .unwrap();
     let ucis: Vec<&str> = uci_text

@@ -282,12 +282,12 @@ fn two_bus_boards_replay_to_two_games() {
 
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/data/eboard/dgtdriver-recordings/1.inbytes"
+        "/tests/data/eboard/dgtdriver-recordings/1.inbytes"
     ))
     .unwrap();
     let expected: Vec<String> = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/data/eboard/dgtdriver-recordings/1.uci"
+        "/tests/data/eboard/dgtdriver-recordings/1.uci"
     ))
     .unwrap()
     .split_whitespace()

@@ -21,7 +21,7 @@ use shakmaty::Position;
 
 /// Standard-start games from the data set, `count` of them, every `step`-th.
 fn games(count: usize, step: usize) -> Vec<Game> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
     index
         .iter()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use eboard_bridge::games::{fen_of, load_index, load_pgn_file, Game};
 
 fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 #[test]

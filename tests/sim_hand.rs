@@ -13,7 +13,7 @@ use eboard_protocols::ClockSide;
 use shakmaty::{Board, Chess, Color, Position};
 
 fn index_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/expected/games-index.jsonl")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/expected/games-index.jsonl")
 }
 
 /// Every unusual order equally likely, so each game exercises many of them.

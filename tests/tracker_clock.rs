@@ -10,7 +10,7 @@ use eboard_bridge::games::load_index;
 /// through the session and tracker, compared with the clock's own press record.
 #[test]
 fn every_verified_move_carries_the_clock_to_the_second() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
     let (mut checked, mut exact, mut games) = (0, 0, 0);
     let mut wrong = Vec::new();

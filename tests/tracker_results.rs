@@ -120,7 +120,7 @@ fn first_ply(start: &Chess, moves: &[Move], pred: impl Fn(&[Chess]) -> bool) -> 
 
 #[test]
 fn automatic_results_match_the_index_at_the_right_ply() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
     let started = std::time::Instant::now();
     let mut failures = Vec::new();

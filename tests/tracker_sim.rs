@@ -24,7 +24,7 @@ struct Tally {
 }
 
 fn run(step: usize, rotated: bool, clock_right: bool, stress: bool) -> Tally {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
     let mut tally = Tally {
         games: 0,

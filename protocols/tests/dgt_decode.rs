@@ -735,7 +735,7 @@ fn side_matches(t: &DgtSideTime, j: &Json) -> bool {
 fn real_recording_matches_the_other_driver() {
     let dir = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/eboard/dgtdriver-recordings"
+        "/../tests/data/eboard/dgtdriver-recordings"
     );
     let inbytes = std::fs::read_to_string(format!("{dir}/1.inbytes")).expect("read 1.inbytes");
     let json = std::fs::read_to_string(format!("{dir}/1.json")).expect("read 1.json");

@@ -1,5 +1,5 @@
 //! Helpers shared by the daemon scale and chaos tests: short real games from
-//! `../shared/data`, a daemon started in-process, waiting, and reading what the
+//! `tests/data`, a daemon started in-process, waiting, and reading what the
 //! hub published.
 
 #![allow(dead_code)]
@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 
 pub fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
+        .join("tests/data")
         .join(rel)
 }
 

@@ -39,7 +39,7 @@ pub enum Then {
 /// what `then` says.
 pub fn game_capture(then: Then) -> Vec<Chunk> {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/games/python-chess-molinari-bordais-1979.pgn");
+        .join("tests/data/games/python-chess-molinari-bordais-1979.pgn");
     let mut game = load_game(&file, 1).unwrap();
     game.moves.truncate(PLIES);
     let opts = SimOptions::default();

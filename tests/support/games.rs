@@ -1,4 +1,4 @@
-//! The real games of `shared/data/expected/games-index.jsonl`.
+//! The real games of `tests/data/expected/games-index.jsonl`.
 
 use serde_json::Value;
 
@@ -11,15 +11,19 @@ pub struct IndexGame {
 
 pub fn index_path() -> String {
     format!(
-        "{}/../shared/data/expected/games-index.jsonl",
+        "{}/tests/data/expected/games-index.jsonl",
         env!("CARGO_MANIFEST_DIR")
     )
 }
 
 /// Every game of the index whose status is `ok`.
 pub fn load() -> Vec<IndexGame> {
-    let text = std::fs::read_to_string(index_path())
-        .unwrap_or_else(|e| panic!("cannot read {}: {e} (is ../shared linked?)", index_path()));
+    let text = std::fs::read_to_string(index_path()).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e} (the test data lives in tests/data)",
+            index_path()
+        )
+    });
     text.lines()
         .filter_map(|l| {
             let v: Value = serde_json::from_str(l).expect("index line is JSON");
