@@ -5,6 +5,8 @@
 
 mod daemon_common;
 
+mod child_guard;
+use child_guard::ChildGuard;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
@@ -134,17 +136,19 @@ fn fifty_kill_9_and_restarts_lose_nothing_and_rebuild_the_same_state() {
             .append(true)
             .open(&log)
             .unwrap();
-        Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-            // Tests run in parallel: each daemon takes a free port, not 8080.
-            .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
-            .arg("run")
-            .arg("--config")
-            .arg(&config)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap()
+        ChildGuard::new(
+            Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+                // Tests run in parallel: each daemon takes a free port, not 8080.
+                .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
+                .arg("run")
+                .arg("--config")
+                .arg(&config)
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .unwrap(),
+        )
     };
     let mut rng = rand::rngs::SmallRng::seed_from_u64(0x9);
     let started = Instant::now();

@@ -3,6 +3,8 @@
 //! the key, no file at all works, and a DGT board plugged in while the daemon
 //! runs is found under the discovery directory and followed.
 
+mod child_guard;
+use child_guard::ChildGuard;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -92,14 +94,16 @@ fn no_file_at_all_runs_with_environment_overrides() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("state");
     let log = dir.path().join("log");
-    let mut child = bin()
-        .arg("run")
-        .env("EBOARD_BRIDGE_DATA_DIR", &data)
-        .env("EBOARD_BRIDGE_DISCOVERY", "false")
-        .stderr(std::fs::File::create(&log).unwrap())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = ChildGuard::new(
+        bin()
+            .arg("run")
+            .env("EBOARD_BRIDGE_DATA_DIR", &data)
+            .env("EBOARD_BRIDGE_DISCOVERY", "false")
+            .stderr(std::fs::File::create(&log).unwrap())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_for("the daemon to run", &log, Duration::from_secs(10), || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("running"))
     });
@@ -124,14 +128,16 @@ fn a_board_plugged_in_later_is_discovered_and_followed() {
     )
     .unwrap();
     let log = dir.path().join("log");
-    let mut child = bin()
-        .arg("run")
-        .arg("--config")
-        .arg(&config)
-        .stderr(std::fs::File::create(&log).unwrap())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = ChildGuard::new(
+        bin()
+            .arg("run")
+            .arg("--config")
+            .arg(&config)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_for("the daemon to run", &log, Duration::from_secs(10), || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("running"))
     });
@@ -193,19 +199,21 @@ fn systemd_hears_ready_status_watchdog_and_stopping() {
         .unwrap();
     let log = dir.path().join("log");
     // systemd names the watched process in WATCHDOG_PID; exec keeps the shell's pid.
-    let mut child = Command::new("sh")
-        .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
-        .arg("-c")
-        .arg("WATCHDOG_PID=$$ exec \"$0\" run")
-        .arg(env!("CARGO_BIN_EXE_eboard-bridge"))
-        .env("EBOARD_BRIDGE_DATA_DIR", dir.path().join("data"))
-        .env("EBOARD_BRIDGE_DISCOVERY", "false")
-        .env("NOTIFY_SOCKET", &socket_path)
-        .env("WATCHDOG_USEC", "400000")
-        .stderr(std::fs::File::create(&log).unwrap())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = ChildGuard::new(
+        Command::new("sh")
+            .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
+            .arg("-c")
+            .arg("WATCHDOG_PID=$$ exec \"$0\" run")
+            .arg(env!("CARGO_BIN_EXE_eboard-bridge"))
+            .env("EBOARD_BRIDGE_DATA_DIR", dir.path().join("data"))
+            .env("EBOARD_BRIDGE_DISCOVERY", "false")
+            .env("NOTIFY_SOCKET", &socket_path)
+            .env("WATCHDOG_USEC", "400000")
+            .stderr(std::fs::File::create(&log).unwrap())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut heard: Vec<String> = Vec::new();
     let mut buf = [0u8; 512];
     let mut recv = |heard: &mut Vec<String>| {

@@ -2,6 +2,8 @@
 //! games end up in the PGN files, the journal's captures replay to the same
 //! games, and a `kill -9` mid-game loses and duplicates no verified move.
 
+mod child_guard;
+use child_guard::ChildGuard;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,23 +49,25 @@ fn write_config(dir: &Path, ports: &[&Path]) -> PathBuf {
     path
 }
 
-fn start_daemon(config: &Path, log: &Path) -> Child {
+fn start_daemon(config: &Path, log: &Path) -> ChildGuard {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .unwrap();
-    Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-        // Tests run in parallel: each daemon takes a free port, not 8080.
-        .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
-        .arg("run")
-        .arg("--config")
-        .arg(config)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap()
+    ChildGuard::new(
+        Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            // Tests run in parallel: each daemon takes a free port, not 8080.
+            .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
+            .arg("run")
+            .arg("--config")
+            .arg(config)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    )
 }
 
 /// The verified moves in a board's PGN file, as UCI (empty if no file yet).

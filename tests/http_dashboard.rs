@@ -12,6 +12,8 @@
 
 mod live_daemon;
 
+mod child_guard;
+use child_guard::ChildGuard;
 use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -332,21 +334,23 @@ async fn an_illegal_move_on_the_real_daemon_is_acknowledged_in_the_browser() {
 
     // Chromium with the DevTools protocol on a free port.
     let profile = tempfile::tempdir().unwrap();
-    let mut chrome = Command::new(browser())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--hide-scrollbars",
-            "--remote-debugging-port=0",
-            &format!("--user-data-dir={}", profile.path().display()),
-            "about:blank",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut chrome = ChildGuard::new(
+        Command::new(browser())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--hide-scrollbars",
+                "--remote-debugging-port=0",
+                &format!("--user-data-dir={}", profile.path().display()),
+                "about:blank",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let stderr = chrome.stderr.take().unwrap();
     let ws_url = tokio::task::spawn_blocking(move || {
         let mut lines = std::io::BufReader::new(stderr).lines();

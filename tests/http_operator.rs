@@ -3,6 +3,7 @@
 //! arbiters' state and the public feeds, and a restart keeps them all (board
 //! commands from the journal's captures, pairings from their file).
 
+mod child_guard;
 mod live_daemon;
 
 use live_daemon::{game_capture, leave_capture, port, write_config, Daemon, Then, PLIES, TOKEN};

@@ -1,6 +1,7 @@
 //! Operator commands through a DGT session: an inactive board raises no
 //! alerts, and a command for a board the session does not have is refused.
 
+mod child_guard;
 mod live_daemon;
 
 use eboard_bridge::events::{Stamped, TrackerEvent};

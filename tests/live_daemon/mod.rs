@@ -6,8 +6,9 @@
 
 #![allow(dead_code)] // each test file uses a part
 
+use crate::child_guard::ChildGuard;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
@@ -188,7 +189,7 @@ pub fn port(dir: &Path, n: u32) -> PathBuf {
 
 /// A running daemon and its HTTP address.
 pub struct Daemon {
-    child: Child,
+    child: ChildGuard,
     pub base: String,
     pub log: PathBuf,
 }
@@ -203,16 +204,18 @@ impl Daemon {
                 .as_nanos()
         ));
         let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-            .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
-            .env("RUST_LOG", "info")
-            .arg("run")
-            .arg("--config")
-            .arg(config)
-            .stdout(Stdio::null())
-            .stderr(out)
-            .spawn()
-            .unwrap();
+        let child = ChildGuard::new(
+            Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+                .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
+                .env("RUST_LOG", "info")
+                .arg("run")
+                .arg("--config")
+                .arg(config)
+                .stdout(Stdio::null())
+                .stderr(out)
+                .spawn()
+                .unwrap(),
+        );
         let deadline = Instant::now() + Duration::from_secs(30);
         let base = loop {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
