@@ -1342,6 +1342,7 @@ impl Tracker {
         target: Target<'_>,
         out: &mut Vec<TrackerEvent>,
     ) -> Resolution {
+        let press_boundary = self.pressed_in_episode();
         let game = self.game.as_mut().expect("playing");
         if target.matches(game.tip().board()) {
             self.ambiguous_lines.clear();
@@ -1432,54 +1433,67 @@ impl Tracker {
             .iter()
             .rposition(|s| !s.reconstructed)
             .unwrap_or(0);
-        'passes: for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
-            for total in lo..=len + hi {
-                for j in (answered..=len.min(total)).rev() {
-                    let depth = total - j;
-                    if depth < lo || depth > hi {
-                        continue;
-                    }
-                    let base = game.pos_at(j);
-                    let sols = if depth == 0 {
-                        if target.matches(base.board()) {
-                            vec![Vec::new()]
+        // After a clock press in this episode the board should show made moves:
+        // then one piece may have gone unseen on its square (a capture answered
+        // within one board scan), if nothing fully seen explains the picture.
+        let tolerances: &[usize] = if press_boundary && seen.is_some() {
+            &[0, 1]
+        } else {
+            &[0]
+        };
+        'tolerance: for &unseen in tolerances {
+            for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
+                for total in lo..=len + hi {
+                    for j in (answered..=len.min(total)).rev() {
+                        let depth = total - j;
+                        // The unseen piece is a capture answered at once: a
+                        // two-ply burst, no longer.
+                        if depth < lo || depth > hi || (unseen > 0 && depth > 2) {
+                            continue;
+                        }
+                        let base = game.pos_at(j);
+                        let sols = if depth == 0 {
+                            if target.matches(base.board()) {
+                                vec![Vec::new()]
+                            } else {
+                                Vec::new()
+                            }
                         } else {
-                            Vec::new()
+                            let mut sols =
+                                search::sequences_with_unseen(base, target, depth, 6, seen, unseen);
+                            if self.lenient && matches!(target, Target::Board(_)) {
+                                // Unseen middles only where the squares say so: a square
+                                // both plies touched must show the change. A capture and a
+                                // same-piece recapture leave their square as it was, exactly
+                                // like a capture in progress (capturer and captured piece
+                                // both in the hand): that is never read without seeing it.
+                                let changed = target.diff(base.board());
+                                sols.retain(|line| {
+                                    line.iter()
+                                        .all(|&m| (search::touched(m) & !changed).is_empty())
+                                });
+                            }
+                            if !self.lenient && matches!(target, Target::Occupancy(_)) {
+                                // A board that cannot tell pieces apart shows a piece
+                                // lifted off its square exactly as a capture by it. A
+                                // capture counts at once only when its square was seen
+                                // empty (the captured piece taken off first); otherwise
+                                // it waits for a still picture or a press (`lenient`).
+                                let emptied = self.seen.emptied();
+                                sols.retain(|line| {
+                                    line.iter().all(|m| {
+                                        m.capture().is_none()
+                                            || m.is_en_passant()
+                                            || emptied.contains(m.to())
+                                    })
+                                });
+                            }
+                            sols
+                        };
+                        if !sols.is_empty() {
+                            found = Some((j, sols));
+                            break 'tolerance;
                         }
-                    } else {
-                        let mut sols = search::sequences(base, target, depth, 6, seen);
-                        if self.lenient && matches!(target, Target::Board(_)) {
-                            // Unseen middles only where the squares say so: a square
-                            // both plies touched must show the change. A capture and a
-                            // same-piece recapture leave their square as it was, exactly
-                            // like a capture in progress (capturer and captured piece
-                            // both in the hand): that is never read without seeing it.
-                            let changed = target.diff(base.board());
-                            sols.retain(|line| {
-                                line.iter()
-                                    .all(|&m| (search::touched(m) & !changed).is_empty())
-                            });
-                        }
-                        if !self.lenient && matches!(target, Target::Occupancy(_)) {
-                            // A board that cannot tell pieces apart shows a piece
-                            // lifted off its square exactly as a capture by it. A
-                            // capture counts at once only when its square was seen
-                            // empty (the captured piece taken off first); otherwise
-                            // it waits for a still picture or a press (`lenient`).
-                            let emptied = self.seen.emptied();
-                            sols.retain(|line| {
-                                line.iter().all(|m| {
-                                    m.capture().is_none()
-                                        || m.is_en_passant()
-                                        || emptied.contains(m.to())
-                                })
-                            });
-                        }
-                        sols
-                    };
-                    if !sols.is_empty() {
-                        found = Some((j, sols));
-                        break 'passes;
                     }
                 }
             }

@@ -141,8 +141,9 @@ pub fn sequences(
 }
 
 /// [`sequences`], letting up to `unseen` pieces put down before the last ply go
-/// unseen on their square (a capture answered within one board scan: the board
-/// never reported the capturing piece there).
+/// unseen on their square, each only if the very next ply captures it there (a
+/// capture answered within one board scan: the board never reported the
+/// capturing piece on its square).
 pub fn sequences_with_unseen(
     pos: &Chess,
     target: Target<'_>,
@@ -158,6 +159,7 @@ pub fn sequences_with_unseen(
         limit,
         seen,
         unseen,
+        must_capture: None,
         out: &mut out,
     };
     dfs(&mut ctx, pos, depth, &mut path);
@@ -170,6 +172,8 @@ struct Ctx<'a> {
     seen: Option<&'a Seen>,
     /// Unseen placements still allowed on this path.
     unseen: usize,
+    /// The square of an unseen placement: the next ply must capture there.
+    must_capture: Option<shakmaty::Square>,
     out: &'a mut Vec<Vec<Move>>,
 }
 
@@ -217,9 +221,15 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
     if !plausible(pos, ctx.target, left, d) {
         return;
     }
+    let must_capture = ctx.must_capture.take();
     for m in pos.legal_moves() {
         if ctx.out.len() >= ctx.limit {
-            return;
+            break;
+        }
+        if let Some(sq) = must_capture {
+            if m.capture().is_none() || m.to() != sq {
+                continue;
+            }
         }
         let touched = touched(m);
         if (touched & d).is_empty() {
@@ -231,16 +241,17 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
         if left > 1 {
             if let Some(seen) = ctx.seen {
                 let identity = matches!(ctx.target, Target::Board(_));
-                let unseen = touched.into_iter().any(|sq| {
+                let unseen = touched.into_iter().find(|&sq| {
                     next.board()
                         .piece_at(sq)
                         .is_some_and(|p| !seen.has(sq, p, identity))
                 });
-                if unseen {
+                if let Some(sq) = unseen {
                     if ctx.unseen == 0 {
                         continue;
                     }
                     ctx.unseen -= 1;
+                    ctx.must_capture = Some(sq);
                     spent = true;
                 }
             }
@@ -248,6 +259,7 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
         path.push(m);
         dfs(ctx, &next, left - 1, path);
         path.pop();
+        ctx.must_capture = None;
         if spent {
             ctx.unseen += 1;
         }
