@@ -1088,14 +1088,20 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
         .context("cannot start the async runtime")?;
     let hub = Arc::new(Hub::new());
     runtime.block_on(async move {
-        let stop = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut term) => tokio::select! {
+        // The handlers are installed now, not when `stop` is first polled: a
+        // SIGTERM that comes right after "running" (systemd stopping a unit that
+        // just started) must still flush the journal, not kill the process.
+        use tokio::signal::unix::{signal, SignalKind};
+        let signals = signal(SignalKind::terminate())
+            .and_then(|term| Ok((term, signal(SignalKind::interrupt())?)));
+        let stop = async move {
+            match signals {
+                Ok((mut term, mut interrupt)) => tokio::select! {
                     _ = term.recv() => info!("SIGTERM"),
-                    _ = tokio::signal::ctrl_c() => info!("interrupted"),
+                    _ = interrupt.recv() => info!("interrupted"),
                 },
                 Err(e) => {
-                    error!("cannot listen for SIGTERM ({e}); stop with Ctrl-C");
+                    error!("cannot listen for SIGTERM or SIGINT ({e}); stop with Ctrl-C");
                     let _ = tokio::signal::ctrl_c().await;
                 }
             }
