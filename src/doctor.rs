@@ -304,13 +304,14 @@ fn check_config(
             return Config::default();
         }
     };
+    let from_file = config.clone();
     if let Err(e) = config.apply_env(env) {
         r.fail(
             "configuration",
             format!("{named} is valid, but the environment is not: {e}"),
             "unset the variable or give it a value as the message says (for the service: `systemctl edit eboard-bridge`). The checks below use the file without it",
         );
-        return loaded_again(path.as_deref());
+        return from_file;
     }
     let boards = config.boards.len();
     r.ok(
@@ -326,12 +327,6 @@ fn check_config(
         ),
     );
     config
-}
-
-/// The file alone, after the environment was found wrong (it parsed once).
-fn loaded_again(path: Option<&Path>) -> Config {
-    path.and_then(|p| Config::from_file(p).ok())
-        .unwrap_or_default()
 }
 
 /// A port the daemon will open, and why.
@@ -603,17 +598,15 @@ fn processes(sys: &System) -> Vec<Proc> {
     out
 }
 
-/// Programs (other than this one) with `target` open, found through their
-/// descriptors. Programs of other users are invisible to a non-root doctor.
-fn holders(sys: &System, target: &Path) -> Vec<Proc> {
-    let me = std::process::id();
+/// Programs with an open descriptor that `opens` accepts (its link target in
+/// `/proc/PID/fd`). Programs of other users are invisible to a non-root doctor.
+fn holders(sys: &System, opens: impl Fn(&Path) -> bool) -> Vec<Proc> {
     processes(sys)
         .into_iter()
-        .filter(|p| p.pid != me)
         .filter(|p| {
             std::fs::read_dir(sys.proc.join(p.pid.to_string()).join("fd")).is_ok_and(|fds| {
                 fds.filter_map(Result::ok)
-                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == target))
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| opens(&l)))
             })
         })
         .collect()
@@ -669,7 +662,11 @@ fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
 
     // Who else has it open (a pseudo-terminal's other side is its program: expected).
     if !pty {
-        let held = holders(sys, &node);
+        let me = std::process::id();
+        let held: Vec<Proc> = holders(sys, |l| l == node)
+            .into_iter()
+            .filter(|p| p.pid != me)
+            .collect();
         for h in &held {
             if let Some((_, fix)) = GRABBERS.iter().find(|(name, _)| h.comm == *name) {
                 r.fail(
@@ -1102,14 +1099,9 @@ fn listening_inodes(sys: &System, port: u16) -> Vec<u64> {
 
 fn socket_owner(sys: &System, inodes: &[u64]) -> Option<Proc> {
     let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
-    processes(sys).into_iter().find(|p| {
-        std::fs::read_dir(sys.proc.join(p.pid.to_string()).join("fd")).is_ok_and(|fds| {
-            fds.filter_map(Result::ok).any(|fd| {
-                std::fs::read_link(fd.path())
-                    .is_ok_and(|l| wanted.iter().any(|w| l.as_os_str() == w.as_str()))
-            })
-        })
-    })
+    holders(sys, |l| wanted.iter().any(|w| l.as_os_str() == w.as_str()))
+        .into_iter()
+        .next()
 }
 
 fn check_http(r: &mut Report, addr: SocketAddr, sys: &System) {
