@@ -98,7 +98,7 @@ fn the_package_installs_what_the_unit_uses() {
         .iter()
         .map(|v| v.as_str().unwrap().to_string())
         .collect();
-    assert_eq!(conffiles, [conf.clone()]);
+    assert_eq!(conffiles, std::slice::from_ref(&conf));
     // The documentation the unit points at is shipped.
     let doc = unit("Documentation");
     assert_eq!(
