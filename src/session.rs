@@ -337,8 +337,10 @@ impl DgtSession {
             },
         };
         let result = match command {
-            TrackerCommand::SetResult { result, reason } => {
-                state.tracker.operator_result(*result, reason, &mut scratch)
+            // The arbiter's notes (`reason`) are journaled with the command and
+            // shown on the timeline; the public result carries none of them.
+            TrackerCommand::SetResult { result, .. } => {
+                state.tracker.operator_result(*result, &mut scratch)
             }
             TrackerCommand::AcceptRetraction => {
                 state.tracker.operator_accept_retraction(&mut scratch)

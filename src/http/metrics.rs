@@ -23,10 +23,14 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
 async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     let (boards, online, games) = s.live.counts();
     (
-        [(
-            header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
+        [
+            (
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            ),
+            // Alert counts are arbiter business: no cache keeps them.
+            (header::CACHE_CONTROL, "no-store"),
+        ],
         s.live.metrics().render(boards, online, games),
     )
 }
