@@ -288,8 +288,10 @@ impl Config {
     pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_owned(),
-            // toml's message already says which key, where, and what was expected.
-            message: e.to_string(),
+            // toml's message already says which key, where, and what was
+            // expected; the line it quotes is cut, so a huge line is not
+            // echoed whole into the log.
+            message: shorten_lines(&e.to_string(), QUOTED_LINE_CHARS),
         })?;
         config.validate()?;
         Ok(config)
@@ -494,6 +496,27 @@ impl Config {
     }
 }
 
+/// How much of a configuration line an error message quotes.
+const QUOTED_LINE_CHARS: usize = 160;
+
+/// `text` with every line longer than `max` characters cut there (marked `…`).
+fn shorten_lines(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        if body.chars().count() > max {
+            out.extend(body.chars().take(max));
+            out.push_str("… (line cut)");
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 /// The lowest board number not yet used, marked used.
 pub fn next_free(used: &mut BTreeSet<u32>) -> u32 {
     let mut n = 1;
@@ -599,6 +622,16 @@ mod tests {
         assert_eq!(plans.len(), 1);
         assert_eq!(plans[0].number, 7);
         assert_eq!(plans[0].protocol, Protocol::Dgt);
+    }
+
+    #[test]
+    fn a_huge_line_is_not_echoed_whole() {
+        // 100 000 nested arrays on one line: deep enough for toml to give up,
+        // far too long to quote in a log.
+        let text = format!("[http]\nlisten = {}", "[".repeat(100_000));
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.len() < 2_000, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(e.contains("test.toml") && e.contains("print-config"), "{e}");
     }
 
     #[test]
