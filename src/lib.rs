@@ -20,6 +20,7 @@ pub mod games;
 pub mod http;
 pub mod hub;
 pub mod journal;
+pub mod limits;
 pub mod metrics;
 pub mod names;
 pub mod operator;

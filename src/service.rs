@@ -147,8 +147,9 @@ pub async fn start_http_with_commands(
         pgn_dir: Some(config.storage.data_dir.join("broadcast")),
     };
     let desk = Arc::new(desk.with_rulings(rulings_path(&config.storage.data_dir)));
+    let limits = config.http.connection_limits();
     tokio::spawn(async move {
-        if let Err(e) = crate::http::serve_with_desk(listener, hub, feeds, desk).await {
+        if let Err(e) = crate::http::serve_with_desk(listener, hub, feeds, desk, limits).await {
             tracing::error!("the HTTP server stopped: {e}");
         }
     });

@@ -261,3 +261,151 @@ fn everything_under_the_data_dir_is_private_whatever_the_umask() {
     let open: Vec<_> = all.iter().filter(|(_, m)| m & 0o077 != 0).collect();
     assert!(open.is_empty(), "open to other users: {open:?}");
 }
+
+/// The value of the sample `name` in an OpenMetrics text.
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn with_64_files_and_500_idle_clients_the_board_and_the_journal_go_on() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("dgt1");
+    let game = game();
+    let want = game.uci_moves();
+    let opts = |seed| EmulateOptions {
+        seed,
+        speed: 150.0,
+        hand_speed: 3.0,
+        start_after_host: Some(1_500),
+        link: Some(link.clone()),
+        ..EmulateOptions::default()
+    };
+    let first = serve_pty(&game, &opts(31)).unwrap();
+    let config = write_config(
+        dir.path(),
+        &link,
+        Some(TOKEN),
+        "request_timeout_ms = 2000\n",
+    );
+    let log = dir.path().join("daemon.log");
+    let child = spawn(&config, &log, || {
+        use nix::sys::resource::{setrlimit, Resource};
+        setrlimit(Resource::RLIMIT_NOFILE, 64, 64).map_err(std::io::Error::from)
+    });
+    let base = http_base(&log);
+    let addr = base.trim_start_matches("http://").to_string();
+    let data = dir.path().join("data");
+    wait_for("two verified moves", &log, Duration::from_secs(30), || {
+        pgn_ucis(&data).len() >= 2
+    });
+
+    // 500 clients: half connect and say nothing, half send half a request.
+    let mut held = Vec::new();
+    for i in 0..500 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        if i % 2 == 1 {
+            s.write_all(b"GET /games.pgn HTTP/1.1\r\nHost: eboard\r\nX-Slow: ")
+                .unwrap();
+        }
+        held.push(s);
+    }
+    // The board is followed meanwhile: moves keep reaching the PGN file.
+    let before = pgn_ucis(&data).len();
+    wait_for("more moves under the flood", &log, Duration::from_secs(30), || {
+        pgn_ucis(&data).len() >= before + 2
+    });
+    // Unplug the board and plug it back while the clients are still there:
+    // it is reopened within its normal backoff (at most 5 s).
+    let answered = |text: &str| text.matches("board answers; resynchronising").count();
+    let ups = answered(&log_text(&log));
+    let done = pgn_ucis(&data).len();
+    first.stop().unwrap();
+    wait_for("the unplug to be noticed", &log, Duration::from_secs(10), || {
+        log_text(&log).contains("closed by the other side")
+            || log_text(&log).contains("sent nothing for")
+            || log_text(&log).contains("failed")
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let plugged = Instant::now();
+    let _second = serve_pty(&resume(&game, done), &opts(32)).unwrap();
+    wait_for("the board to be reopened", &log, Duration::from_secs(10), || {
+        answered(&log_text(&log)) > ups
+    });
+    let reopened = plugged.elapsed();
+    wait_for("the whole game", &log, Duration::from_secs(60), || {
+        pgn_ucis(&data) == want
+    });
+
+    // What the clients saw: a 503 and a close beyond the cap, a close at the
+    // request timeout for those let in. None is left open by the server.
+    let mut refused = 0;
+    let mut timed_out = 0;
+    for s in &mut held {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut answer = Vec::new();
+        match s.read_to_end(&mut answer) {
+            Ok(_) if answer.starts_with(b"HTTP/1.1 503") => refused += 1,
+            Ok(_) => timed_out += 1,
+            // A reset after the 503 is a refusal too.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => refused += 1,
+            Err(e) => panic!("a connection still open after the timeouts: {e}"),
+        }
+    }
+    drop(held);
+    eprintln!(
+        "500 clients: {timed_out} let in and closed at the request timeout, {refused} refused \
+         at the cap; the board reopened {} ms after it was plugged back",
+        reopened.as_millis()
+    );
+    assert_eq!(refused + timed_out, 500);
+    assert!(refused > 0 && timed_out > 0, "{refused} refused, {timed_out} let in");
+    assert!(reopened < Duration::from_millis(5_500), "{reopened:?}");
+    let text = log_text(&log);
+    assert!(text.contains("refusing new ones"), "the shedding is logged:\n{text}");
+    assert!(!text.contains("Too many open files"), "{text}");
+
+    // Afterwards the server answers again, and the journal reports no error.
+    let metrics = reqwest::blocking::Client::new()
+        .get(format!("{base}/metrics"))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(
+        sample(&metrics, "eboard_journal_errors_total"),
+        Some(0.0),
+        "{metrics}"
+    );
+    stop(child, &log);
+    // Every verified move is in the journal's event log, once.
+    let events = std::fs::read_to_string(data.join("journal/events/board-1.jsonl")).unwrap();
+    let plies: Vec<u64> = events
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "move" && v["verified"] == true)
+        .map(|v| v["ply"].as_u64().unwrap())
+        .collect();
+    assert_eq!(plies, (1..=want.len() as u64).collect::<Vec<_>>());
+}
+
+/// The same game from ply `from` on: the board as it stands after `from` plies.
+fn resume(game: &Game, from: usize) -> Game {
+    use shakmaty::Position;
+    let mut start = game.start.clone();
+    for m in &game.moves[..from] {
+        start.play_unchecked(*m);
+    }
+    Game {
+        start,
+        moves: game.moves[from..].to_vec(),
+        ..game.clone()
+    }
+}

@@ -9,6 +9,7 @@
 mod arbiter;
 mod metrics;
 mod public;
+pub mod server;
 pub mod stream;
 
 use std::sync::Arc;
@@ -114,19 +115,23 @@ async fn security_headers(mut res: axum::response::Response) -> axum::response::
     res
 }
 
-/// Serves the feeds and the dashboard on `listener` until the task is dropped.
+/// Serves the feeds and the dashboard on `listener` until the task is
+/// dropped, within the default [`server::ConnectionLimits`].
 pub async fn serve(listener: TcpListener, hub: Arc<Hub>, cfg: FeedConfig) -> std::io::Result<()> {
-    axum::serve(listener, router(hub, cfg)).await
+    server::serve(listener, router(hub, cfg), server::ConnectionLimits::default()).await
 }
 
-/// [`serve`] with the arbiters' desk (see [`router_with_desk`]).
+/// [`serve`] with the arbiters' desk (see [`router_with_desk`]), within
+/// `limits`: the connection cap and timeouts of [`server`], which keep the
+/// descriptors the journal and the board ports need out of clients' reach.
 pub async fn serve_with_desk(
     listener: TcpListener,
     hub: Arc<Hub>,
     cfg: FeedConfig,
     desk: Arc<Desk>,
+    limits: server::ConnectionLimits,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router_with_desk(hub, cfg, desk)).await
+    server::serve(listener, router_with_desk(hub, cfg, desk), limits).await
 }
 
 /// JSON text safe to embed anywhere: `<`, `>` and `&` become `\u003c`… (the

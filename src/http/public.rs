@@ -207,9 +207,18 @@ async fn ws(
         .on_upgrade(move |socket| ws_session(socket, s, from))
 }
 
+/// How often an idle WebSocket is pinged.
+const WS_PING: std::time::Duration = std::time::Duration::from_secs(15);
+/// A WebSocket client that answered nothing (not even a pong) for this long
+/// is gone: its session ends and its connection is closed.
+const WS_SILENCE: std::time::Duration = std::time::Duration::from_secs(45);
+
 async fn ws_session(mut socket: WebSocket, s: AppState, from: Resume) {
     let visible = streamed(&s);
     let mut events = Box::pin(subscribe(&s.public, s.history.clone(), from, visible));
+    let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + WS_PING, WS_PING);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut heard = std::time::Instant::now();
     loop {
         tokio::select! {
             item = events.next() => {
@@ -223,8 +232,18 @@ async fn ws_session(mut socket: WebSocket, s: AppState, from: Resume) {
                 // The feed is read-only: client messages are ignored, but a
                 // close or an error ends the session.
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => heard = std::time::Instant::now(),
             },
+            _ = ping.tick() => {
+                // Clients answer pings by themselves (browsers do): silence
+                // means the client is gone without closing.
+                if heard.elapsed() >= WS_SILENCE {
+                    return;
+                }
+                if socket.send(Message::Ping(Default::default())).await.is_err() {
+                    return;
+                }
+            }
         }
     }
 }
