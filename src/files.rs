@@ -27,7 +27,10 @@ pub const SUBDIRS: [&str; 6] = [
 
 /// Creates `path` and its missing parents with mode 0700.
 pub fn create_dir_all(path: &Path) -> io::Result<()> {
-    DirBuilder::new().recursive(true).mode(DIR_MODE).create(path)
+    DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(path)
 }
 
 /// Open options that create files with mode 0600.

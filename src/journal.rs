@@ -837,7 +837,10 @@ mod tests {
         j.sync().unwrap();
         let file = j.captures["p"].path.clone();
         drop(j);
-        let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
         f.write_all(b"{\"t_ms\":12,\"dir\":\"in\",\"he").unwrap();
         let j = Journal::open(dir.path()).unwrap();
         let runs = j.recorded_runs("p").unwrap();

@@ -16,6 +16,7 @@ pub mod device;
 pub mod emulate;
 pub mod events;
 pub mod files;
+pub mod fuzzing;
 pub mod games;
 pub mod http;
 pub mod hub;

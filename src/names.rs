@@ -143,7 +143,10 @@ mod tests {
         ] {
             assert_eq!(check_name(name, 100).as_deref(), Ok(name), "{name}");
         }
-        assert_eq!(check_name("  Doe, Jane \t", 100).as_deref(), Ok("Doe, Jane"));
+        assert_eq!(
+            check_name("  Doe, Jane \t", 100).as_deref(),
+            Ok("Doe, Jane")
+        );
     }
 
     #[test]

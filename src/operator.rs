@@ -429,10 +429,12 @@ impl Desk {
         commands: Option<CommandSender>,
     ) -> Result<Desk, OperatorError> {
         let overrides = match std::fs::read(&file) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| OperatorError::LoadPairings {
-                path: file.clone(),
-                problem: format!("it is not valid JSON of pairing changes ({e})"),
-            })?,
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| OperatorError::LoadPairings {
+                    path: file.clone(),
+                    problem: format!("it is not valid JSON of pairing changes ({e})"),
+                })?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => PairingOverrides::default(),
             Err(e) => {
                 return Err(OperatorError::LoadPairings {
@@ -660,7 +662,10 @@ mod tests {
         let e = Desk::open(Tournament::default(), file.clone(), None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("cannot read") && e.contains("pairings.json"), "{e}");
+        assert!(
+            e.contains("cannot read") && e.contains("pairings.json"),
+            "{e}"
+        );
         assert!(!e.contains("save"), "reading, not saving: {e}");
         assert!(e.contains("move it away"), "{e}");
     }

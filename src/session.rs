@@ -408,7 +408,7 @@ impl DgtSession {
     ///
     /// The decoders keep a bounded buffer of unread bytes ([`BUFFER_CAP`],
     /// [`HOST_BUFFER_CAP`]) and drop the oldest beyond it, so a chunk is handed
-    /// to them in pieces no larger than that, each decoded before the next:
+    /// to them in pieces of half that size, each decoded before the next:
     /// a capture line may hold up to 1 MiB (written by another tool, or chunks
     /// merged by hand), and none of its bytes may be lost.
     pub fn feed(&mut self, chunk: &Chunk, out: &mut Vec<Stamped>) {

@@ -26,10 +26,15 @@ const ARBITER: &str = "IA Sweepstone";
 /// docs/alerts-clock.md "Alerts"), so a kind added there is swept too.
 fn documented_kinds() -> Vec<String> {
     let mut kinds = Vec::new();
-    for (file, section) in [("docs/alerts.md", "## Kinds"), ("docs/alerts-clock.md", "## Alerts")] {
+    for (file, section) in [
+        ("docs/alerts.md", "## Kinds"),
+        ("docs/alerts-clock.md", "## Alerts"),
+    ] {
         let text =
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
-        let start = text.find(section).unwrap_or_else(|| panic!("{file}: no {section}"));
+        let start = text
+            .find(section)
+            .unwrap_or_else(|| panic!("{file}: no {section}"));
         let body = &text[start + section.len()..];
         let body = &body[..body.find("\n## ").unwrap_or(body.len())];
         for line in body.lines().filter(|l| l.starts_with("| `")) {
@@ -135,8 +140,7 @@ async fn sse_replay(base: &str) -> String {
         .await
         .unwrap();
     let mut text = String::new();
-    while let Ok(Ok(Some(chunk))) = tokio::time::timeout(Duration::from_secs(2), r.chunk()).await
-    {
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout(Duration::from_secs(2), r.chunk()).await {
         text.push_str(&String::from_utf8_lossy(&chunk));
     }
     text
@@ -267,8 +271,11 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
                 );
             }
             1 => {
-                api.post("/arbiter/api/ack", json!({"board": 1, "seq": seq, "by": ARBITER}))
-                    .await;
+                api.post(
+                    "/arbiter/api/ack",
+                    json!({"board": 1, "seq": seq, "by": ARBITER}),
+                )
+                .await;
             }
             _ => {
                 let note = format!("{MARK} note on {kind}: warned the player");
@@ -304,9 +311,11 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
 
     // The board is unplugged: arbiters are told why, with the port.
     board.stop().unwrap();
-    wait_for("the board reported offline", Duration::from_secs(15), || {
-        !hub.public_board(1).unwrap().online
-    })
+    wait_for(
+        "the board reported offline",
+        Duration::from_secs(15),
+        || !hub.public_board(1).unwrap().online,
+    )
     .await;
     let state = api.arbiter("/arbiter/api/state").await;
     let open = state["boards"][0]["open"].to_string();
@@ -338,7 +347,10 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
     }
     let sse = sse_replay(&api.base).await;
     assert!(sse.contains("\"type\":\"result\""), "{sse}");
-    assert!(sse.contains("\"reason\":\"entered by the arbiter\""), "{sse}");
+    assert!(
+        sse.contains("\"reason\":\"entered by the arbiter\""),
+        "{sse}"
+    );
     outputs.push(("/events".into(), sse));
     let ws = ws_replay(&api.base).await;
     assert!(ws.contains("\"type\":\"result\""), "{ws}");
@@ -347,7 +359,9 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
     files(&config.storage.data_dir.join("broadcast"), &mut written);
     files(&config.storage.data_dir.join("games"), &mut written);
     assert!(
-        written.iter().any(|(p, _)| p.ends_with("round-1/game-1.pgn")),
+        written
+            .iter()
+            .any(|(p, _)| p.ends_with("round-1/game-1.pgn")),
         "{written:?}"
     );
     outputs.extend(
@@ -363,7 +377,14 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
                 leaks.push(format!("{name} carries {s:?}"));
             }
         }
-        for word in ["alert", "penalty", "acknowledged", "resolved", "board_offline", "operator"] {
+        for word in [
+            "alert",
+            "penalty",
+            "acknowledged",
+            "resolved",
+            "board_offline",
+            "operator",
+        ] {
             if text.contains(word) {
                 leaks.push(format!("{name} carries the word {word:?}"));
             }

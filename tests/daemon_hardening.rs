@@ -4,6 +4,7 @@
 //! half-open HTTP connections while a virtual board plays on a pty.
 
 mod child_guard;
+mod daemon_common;
 use child_guard::ChildGuard;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -53,7 +54,11 @@ fn write_config(dir: &Path, link: &Path, token: Option<&str>, extra: &str) -> Pa
 }
 
 /// `eboard-bridge run` with `setup` applied in the child before it starts.
-fn spawn(config: &Path, log: &Path, setup: impl Fn() -> std::io::Result<()> + Send + Sync + 'static) -> ChildGuard {
+fn spawn(
+    config: &Path,
+    log: &Path,
+    setup: impl Fn() -> std::io::Result<()> + Send + Sync + 'static,
+) -> ChildGuard {
     let out = std::fs::File::create(log).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"));
     cmd.env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
@@ -166,7 +171,11 @@ fn a_short_token_file_is_refused_and_an_open_one_is_closed() {
             err.contains("arbiter token") && err.contains("at least 16 characters"),
             "{short:?}: {err}"
         );
-        assert_eq!(std::fs::read_to_string(&token).unwrap(), short, "left as it was");
+        assert_eq!(
+            std::fs::read_to_string(&token).unwrap(),
+            short,
+            "left as it was"
+        );
     }
     // An empty file open to everyone: a token is made, and the file closed.
     std::fs::write(&token, "").unwrap();
@@ -185,7 +194,11 @@ fn a_short_token_file_is_refused_and_an_open_one_is_closed() {
     http_base(&log);
     let mode = std::fs::metadata(&token).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
-    assert!(log_text(&log).contains("was readable by other users"), "{}", log_text(&log));
+    assert!(
+        log_text(&log).contains("was readable by other users"),
+        "{}",
+        log_text(&log)
+    );
     stop(child, &log);
 }
 
@@ -225,8 +238,10 @@ fn everything_under_the_data_dir_is_private_whatever_the_umask() {
     let r = client
         .post(format!("{base}/arbiter/api/pairing"))
         .bearer_auth(token.trim())
-        .json(&serde_json::json!({"board": 1, "white": {"name": "Molinari, Luigi"},
-                                  "black": {"name": "Bordais, Jean"}}))
+        .json(
+            &serde_json::json!({"board": 1, "white": {"name": "Molinari, Luigi"},
+                                  "black": {"name": "Bordais, Jean"}}),
+        )
         .send()
         .unwrap();
     assert_eq!(r.status(), 200);
@@ -318,26 +333,37 @@ fn with_64_files_and_500_idle_clients_the_board_and_the_journal_go_on() {
     }
     // The board is followed meanwhile: moves keep reaching the PGN file.
     let before = pgn_ucis(&data).len();
-    wait_for("more moves under the flood", &log, Duration::from_secs(30), || {
-        pgn_ucis(&data).len() >= before + 2
-    });
+    wait_for(
+        "more moves under the flood",
+        &log,
+        Duration::from_secs(30),
+        || pgn_ucis(&data).len() >= before + 2,
+    );
     // Unplug the board and plug it back while the clients are still there:
     // it is reopened within its normal backoff (at most 5 s).
     let answered = |text: &str| text.matches("board answers; resynchronising").count();
     let ups = answered(&log_text(&log));
     let done = pgn_ucis(&data).len();
     first.stop().unwrap();
-    wait_for("the unplug to be noticed", &log, Duration::from_secs(10), || {
-        log_text(&log).contains("closed by the other side")
-            || log_text(&log).contains("sent nothing for")
-            || log_text(&log).contains("failed")
-    });
+    wait_for(
+        "the unplug to be noticed",
+        &log,
+        Duration::from_secs(10),
+        || {
+            log_text(&log).contains("closed by the other side")
+                || log_text(&log).contains("sent nothing for")
+                || log_text(&log).contains("failed")
+        },
+    );
     std::thread::sleep(Duration::from_secs(2));
     let plugged = Instant::now();
-    let _second = serve_pty(&resume(&game, done), &opts(32)).unwrap();
-    wait_for("the board to be reopened", &log, Duration::from_secs(10), || {
-        answered(&log_text(&log)) > ups
-    });
+    let _second = serve_pty(&daemon_common::resumed(&game, done), &opts(32)).unwrap();
+    wait_for(
+        "the board to be reopened",
+        &log,
+        Duration::from_secs(10),
+        || answered(&log_text(&log)) > ups,
+    );
     let reopened = plugged.elapsed();
     wait_for("the whole game", &log, Duration::from_secs(60), || {
         pgn_ucis(&data) == want
@@ -365,10 +391,16 @@ fn with_64_files_and_500_idle_clients_the_board_and_the_journal_go_on() {
         reopened.as_millis()
     );
     assert_eq!(refused + timed_out, 500);
-    assert!(refused > 0 && timed_out > 0, "{refused} refused, {timed_out} let in");
+    assert!(
+        refused > 0 && timed_out > 0,
+        "{refused} refused, {timed_out} let in"
+    );
     assert!(reopened < Duration::from_millis(5_500), "{reopened:?}");
     let text = log_text(&log);
-    assert!(text.contains("refusing new ones"), "the shedding is logged:\n{text}");
+    assert!(
+        text.contains("refusing new ones"),
+        "the shedding is logged:\n{text}"
+    );
     assert!(!text.contains("Too many open files"), "{text}");
 
     // Afterwards the server answers again, and the journal reports no error.
@@ -394,18 +426,4 @@ fn with_64_files_and_500_idle_clients_the_board_and_the_journal_go_on() {
         .map(|v| v["ply"].as_u64().unwrap())
         .collect();
     assert_eq!(plies, (1..=want.len() as u64).collect::<Vec<_>>());
-}
-
-/// The same game from ply `from` on: the board as it stands after `from` plies.
-fn resume(game: &Game, from: usize) -> Game {
-    use shakmaty::Position;
-    let mut start = game.start.clone();
-    for m in &game.moves[..from] {
-        start.play_unchecked(*m);
-    }
-    Game {
-        start,
-        moves: game.moves[from..].to_vec(),
-        ..game.clone()
-    }
 }

@@ -242,7 +242,11 @@ async fn arbiter_api_wants_json_and_answers_without_cors_and_uncached() {
         );
     }
     // The public side keeps its CORS header for broadcast pages.
-    let r = client.get(format!("{base}/games.pgn")).send().await.unwrap();
+    let r = client
+        .get(format!("{base}/games.pgn"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.headers()["access-control-allow-origin"], "*");
 }
 
@@ -252,9 +256,24 @@ async fn every_arbiter_api_answer_is_json_even_for_bad_paths_and_methods() {
     play_e4(&hub, 1);
     let client = reqwest::Client::new();
     let cases = [
-        (reqwest::Method::GET, "/arbiter/api/board/abc", 400, "not a board number"),
-        (reqwest::Method::GET, "/arbiter/api/board/-1", 400, "not a board number"),
-        (reqwest::Method::GET, "/arbiter/api/board/77", 400, "no board 77"),
+        (
+            reqwest::Method::GET,
+            "/arbiter/api/board/abc",
+            400,
+            "not a board number",
+        ),
+        (
+            reqwest::Method::GET,
+            "/arbiter/api/board/-1",
+            400,
+            "not a board number",
+        ),
+        (
+            reqwest::Method::GET,
+            "/arbiter/api/board/77",
+            400,
+            "no board 77",
+        ),
         (reqwest::Method::GET, "/arbiter/api/nothing", 404, "no such"),
         (reqwest::Method::GET, "/arbiter/api/result", 405, "POST"),
         (reqwest::Method::POST, "/arbiter/api/state", 405, "GET"),
@@ -308,7 +327,10 @@ async fn an_inactive_board_is_neither_streamed_nor_served() {
 
     // Out of the round's files and the per-game ones alike.
     let (_, all) = get("/games.pgn").await;
-    assert!(all.contains("White1, Anna") && !all.contains("White2"), "{all}");
+    assert!(
+        all.contains("White1, Anna") && !all.contains("White2"),
+        "{all}"
+    );
     assert_eq!(get("/round/1/game/2.pgn").await.0, 404);
     assert_eq!(get("/round-1/game-2.json").await.0, 404);
     let (_, snap) = get("/snapshot.json").await;
@@ -429,7 +451,9 @@ async fn names_that_display_as_something_else_are_refused() {
     let r = client
         .post(format!("{base}/arbiter/api/pairing"))
         .bearer_auth(TOKEN)
-        .json(&json!({"board": 2, "white": {"name": "丁立人"}, "black": {"name": "Müller, Jürgen"}}))
+        .json(
+            &json!({"board": 2, "white": {"name": "丁立人"}, "black": {"name": "Müller, Jürgen"}}),
+        )
         .send()
         .await
         .unwrap();

@@ -68,6 +68,17 @@ impl Api {
             .unwrap_or_else(|| panic!("board {n} is not in the state"))
     }
 
+    /// Board `n`'s record and timeline (`/arbiter/api/board/{n}`).
+    fn record(&self, n: u32) -> Value {
+        self.client
+            .get(format!("{}/arbiter/api/board/{n}", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .unwrap()
+            .json()
+            .unwrap()
+    }
+
     fn public(&self, path: &str) -> String {
         let r = self
             .client
@@ -306,13 +317,7 @@ fn actions_show_in_the_state_and_the_feeds_and_survive_a_restart() {
     assert_eq!(status, 200, "{answer}");
 
     // The timeline tells who did what.
-    let record: Value = Client::new()
-        .get(format!("{}/arbiter/api/board/1", d.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
+    let record = Api::new(&d).record(1);
     let timeline = record["timeline"].to_string();
     assert!(
         timeline.contains("set_result") && timeline.contains("White resigned"),
@@ -340,13 +345,7 @@ fn actions_show_in_the_state_and_the_feeds_and_survive_a_restart() {
     assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
     assert!(pgn.contains("[White \"Bordais, Jean\"]"), "{pgn}");
     assert!(!pgn.contains("Carlsen"), "{pgn}");
-    let record: Value = Client::new()
-        .get(format!("{}/arbiter/api/board/1", d.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
+    let record = Api::new(&d).record(1);
     let timeline = record["timeline"].to_string();
     assert!(
         timeline.contains("White resigned") && timeline.contains("by IA Example"),
@@ -569,12 +568,20 @@ fn the_arbiters_name_and_notes_never_reach_the_public_streams() {
             2,
             "{name} replays both results: {text}"
         );
-        assert!(text.contains("\"reason\":\"entered by the arbiter\""), "{name}: {text}");
+        assert!(
+            text.contains("\"reason\":\"entered by the arbiter\""),
+            "{name}: {text}"
+        );
         for secret in ["IA Example", "White resigned", "warning"] {
             assert!(!text.contains(secret), "{name} carries {secret:?}: {text}");
         }
     }
-    for path in ["/games.pgn", "/round/1/game/1.pgn", "/round-1/game-1.json", "/snapshot.json"] {
+    for path in [
+        "/games.pgn",
+        "/round/1/game/1.pgn",
+        "/round-1/game-1.json",
+        "/snapshot.json",
+    ] {
         let body = api.public(path);
         assert!(
             !body.contains("IA Example") && !body.contains("White resigned"),
@@ -582,13 +589,7 @@ fn the_arbiters_name_and_notes_never_reach_the_public_streams() {
         );
     }
     // The arbiters see who did what, and the note.
-    let record: Value = Client::new()
-        .get(format!("{}/arbiter/api/board/1", d.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
+    let record = Api::new(&d).record(1);
     let timeline = record["timeline"].to_string();
     assert!(
         timeline.contains("IA Example") && timeline.contains("White resigned after a warning"),

@@ -1,7 +1,9 @@
 //! Tournament data: configuration tables and FIDE TRF pairings.
 
 use eboard_bridge::publish::tournament::parse_trf;
-use eboard_bridge::publish::{PairingConfig, Player, Tournament, TournamentConfig, TournamentError};
+use eboard_bridge::publish::{
+    PairingConfig, Player, Tournament, TournamentConfig, TournamentError,
+};
 
 /// A `001` line with the TRF-16 column layout.
 #[allow(clippy::too_many_arguments)]

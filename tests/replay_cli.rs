@@ -273,7 +273,9 @@ fn merged_start_capture(dir: &Path, padding: usize) -> PathBuf {
     // VERSION replies (id 0x93, length 5, version 1.2): read and kept aside by
     // the session, no effect on the game.
     for _ in 0..padding / 5 {
-        first.bytes.extend_from_slice(&[0x93, 0x00, 0x05, 0x01, 0x02]);
+        first
+            .bytes
+            .extend_from_slice(&[0x93, 0x00, 0x05, 0x01, 0x02]);
     }
     let mut header = CaptureHeader::new("dgt");
     header.mode = Some(PortMode::Single);

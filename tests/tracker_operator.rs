@@ -153,9 +153,7 @@ fn the_arbiter_enters_and_corrects_a_result() {
     let mut empty = Script::empty(TrackerConfig::default());
     let mut out = Vec::new();
     assert_eq!(
-        empty
-            .tracker
-            .operator_result(GameResult::Draw, &mut out),
+        empty.tracker.operator_result(GameResult::Draw, &mut out),
         Err(Refusal::NoGame)
     );
     assert!(out.is_empty());
@@ -169,9 +167,7 @@ fn the_arbiter_enters_and_corrects_a_result() {
     });
     assert!(!sc.tracker.in_game(), "the game is over");
     run(&mut sc, |sc, out| {
-        sc.tracker
-            .operator_result(GameResult::Draw, out)
-            .unwrap();
+        sc.tracker.operator_result(GameResult::Draw, out).unwrap();
     });
     let results: Vec<_> = sc
         .results()

@@ -59,8 +59,8 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         )
     };
     Router::new()
-        .route("/arbiter", get(page))
-        .route("/arbiter/", get(page))
+        .route("/arbiter", get(page).fallback(wrong_method))
+        .route("/arbiter/", get(page).fallback(wrong_method))
         .route(
             "/arbiter/api/state",
             get(board_state).fallback(wrong_method),
@@ -83,7 +83,10 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
             "/arbiter/api/pairing",
             post(set_pairing).fallback(wrong_method),
         )
-        .route("/arbiter/api/swap", post(swap_colours).fallback(wrong_method))
+        .route(
+            "/arbiter/api/swap",
+            post(swap_colours).fallback(wrong_method),
+        )
         .route(
             "/arbiter/api/start-fen",
             post(set_start_fen).fallback(wrong_method),
@@ -178,7 +181,7 @@ async fn page() -> Response {
 }
 
 /// An API error: the status and a sentence for the arbiter.
-fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+pub(crate) fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     let mut r = arbiter_json(&json!({ "ok": false, "error": message.to_string() }));
     *r.status_mut() = status;
     r
@@ -269,14 +272,19 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
 fn who(by: &Option<String>) -> Result<String, OperatorError> {
     match by.as_deref().map(str::trim) {
         None | Some("") => Ok("arbiter".into()),
-        Some(name) => crate::names::check_name(name, 80)
-            .map_err(|problem| OperatorError::BadField { field: "by", problem }),
+        Some(name) => {
+            crate::names::check_name(name, 80).map_err(|problem| OperatorError::BadField {
+                field: "by",
+                problem,
+            })
+        }
     }
 }
 
 /// Free text from an arbiter (a note): see [`crate::names::check_text`].
 fn clean_text(field: &'static str, text: &str, max: usize) -> Result<String, OperatorError> {
-    crate::names::check_text(text, max).map_err(|problem| OperatorError::BadField { field, problem })
+    crate::names::check_text(text, max)
+        .map_err(|problem| OperatorError::BadField { field, problem })
 }
 
 /// Board numbers the request may name: boards the daemon follows or the
@@ -374,7 +382,12 @@ async fn board_state(State(s): State<AppState>) -> Response {
 }
 
 /// One board's full record (every game, PGN and moves) and its arbiter timeline.
-async fn board_record(State(s): State<AppState>, Path(board): Path<String>) -> Response {
+async fn board_record(
+    State(s): State<AppState>,
+    board: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Response {
+    // A path that is not even UTF-8 gets the same JSON answer as any bad number.
+    let board = board.map_or_else(|_| "?".to_string(), |Path(b)| b);
     let Ok(board) = board.parse::<u32>() else {
         return operator_error(&OperatorError::BadField {
             field: "board",

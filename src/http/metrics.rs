@@ -16,7 +16,15 @@ use super::AppState;
 
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
     Router::new()
-        .route("/metrics", get(metrics))
+        .route(
+            "/metrics",
+            get(metrics).fallback(|| async {
+                super::arbiter::error(
+                    axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                    "/metrics is read with GET (Prometheus scrapes it with the arbiter token)",
+                )
+            }),
+        )
         .route_layer(middleware::from_fn_with_state(state, require_token))
 }
 

@@ -118,7 +118,12 @@ async fn security_headers(mut res: axum::response::Response) -> axum::response::
 /// Serves the feeds and the dashboard on `listener` until the task is
 /// dropped, within the default [`server::ConnectionLimits`].
 pub async fn serve(listener: TcpListener, hub: Arc<Hub>, cfg: FeedConfig) -> std::io::Result<()> {
-    server::serve(listener, router(hub, cfg), server::ConnectionLimits::default()).await
+    server::serve(
+        listener,
+        router(hub, cfg),
+        server::ConnectionLimits::default(),
+    )
+    .await
 }
 
 /// [`serve`] with the arbiters' desk (see [`router_with_desk`]), within

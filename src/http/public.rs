@@ -142,7 +142,10 @@ struct ResumeQuery {
 fn resume_point(headers: &HeaderMap, q: &ResumeQuery) -> Resume {
     match headers.get("last-event-id") {
         Some(v) => v.to_str().map_or(Resume::Unreadable, Resume::parse),
-        None => q.last_event_id.as_deref().map_or(Resume::Now, Resume::parse),
+        None => q
+            .last_event_id
+            .as_deref()
+            .map_or(Resume::Now, Resume::parse),
     }
 }
 

@@ -198,6 +198,23 @@ impl Guarded {
         self.last = Instant::now();
     }
 
+    /// The outcome of a write: bytes written count as movement.
+    fn wrote(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        match polled {
+            Poll::Ready(result) => {
+                if matches!(result, Ok(n) if n > 0) {
+                    self.moved();
+                }
+                Poll::Ready(result)
+            }
+            Poll::Pending => self.stalled(cx),
+        }
+    }
+
     /// Nothing could move now: fail if nothing did for `idle`, else wake
     /// the task when that time comes.
     fn stalled<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
@@ -249,15 +266,8 @@ impl AsyncWrite for Guarded {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.stream).poll_write(cx, buf) {
-            Poll::Ready(result) => {
-                if matches!(result, Ok(n) if n > 0) {
-                    this.moved();
-                }
-                Poll::Ready(result)
-            }
-            Poll::Pending => this.stalled(cx),
-        }
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.wrote(cx, polled)
     }
 
     fn poll_write_vectored(
@@ -266,15 +276,8 @@ impl AsyncWrite for Guarded {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.stream).poll_write_vectored(cx, bufs) {
-            Poll::Ready(result) => {
-                if matches!(result, Ok(n) if n > 0) {
-                    this.moved();
-                }
-                Poll::Ready(result)
-            }
-            Poll::Pending => this.stalled(cx),
-        }
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.wrote(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
