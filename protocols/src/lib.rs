@@ -9,8 +9,35 @@
 pub mod blind_hand;
 pub mod clock;
 pub mod dgt;
+pub mod family;
 pub mod hand;
 pub mod picture;
+
+use family::Family;
+
+/// The registration table: every board family the project reads, and the only
+/// place that lists them. Everything else (the daemon, `replay`, recovery,
+/// `emulate`, the demo, the benches, the tests) finds families here.
+pub static FAMILIES: &[&Family] = &[&dgt::FAMILY];
+
+/// The registered families.
+pub fn families() -> &'static [&'static Family] {
+    FAMILIES
+}
+
+/// The family called `name` (a capture header's `protocol`).
+pub fn family(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().copied().find(|f| f.name == name)
+}
+
+/// The registered families' names, for messages: `"dgt", "millennium", …`.
+pub fn family_names() -> String {
+    FAMILIES
+        .iter()
+        .map(|f| format!("{:?}", f.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 pub use clock::{ClockReading, ClockSide, SideTime};
 pub use picture::{MagicPiece, Picture, Sensed};

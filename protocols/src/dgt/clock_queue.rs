@@ -54,9 +54,7 @@ impl ClockOutcome {
             ClockOutcome::NoAnswer => Some(
                 "the clock did not answer, twice: check that it is switched on and that its cable to the board is plugged in, then try again",
             ),
-            ClockOutcome::LinkLost => Some(
-                "the board was disconnected before the clock answered: check the board's cable, then try again",
-            ),
+            ClockOutcome::LinkLost => Some(crate::family::COMMAND_LINK_LOST),
         }
     }
 }

@@ -9,8 +9,10 @@
 //! `docs/dgt-codec.md`.
 
 pub mod clock_queue;
+mod codec;
 pub mod codes;
 mod decode;
+pub mod driver;
 mod encode;
 mod host;
 mod types;
@@ -21,3 +23,41 @@ pub use decode::{DecodeError, Decoder, Frame, Mode, BUFFER_CAP};
 pub use encode::{bus_checksum, bus_id, MAX_MESSAGE_LEN};
 pub use host::{HostDecodeError, HostDecoder, HOST_BUFFER_CAP};
 pub use types::*;
+
+pub use codec::{capabilities, DgtCodec, DgtStats};
+
+use crate::family::{CodecSetup, Family, PortMode, SetupError};
+
+/// The DGT family, for the registration table.
+pub const FAMILY: Family = Family {
+    name: "dgt",
+    title: "DGT",
+    capabilities,
+    codec: codec_for,
+    driver: driver::driver,
+    virtual_device: virtual_board::virtual_device,
+    kept_settings: |_| crate::family::Settings::new(),
+    // DGT boards are found by their USB names, not by ids (the udev rules
+    // match the manufacturer string; the chips are generic).
+    usb: &[],
+    by_id_name: looks_like_dgt,
+    recognise: None,
+};
+
+fn codec_for(setup: &CodecSetup) -> Result<Box<dyn crate::family::Codec>, SetupError> {
+    Ok(DgtCodec::boxed(match setup.mode {
+        PortMode::Single => Mode::Single,
+        PortMode::Bus => Mode::Bus,
+    }))
+}
+
+/// Whether a `/dev/serial/by-id/` name looks like a DGT board. DGT boards
+/// identify as "Digital Game Technology" / "DGT"; generic USB-serial bridge
+/// names are not claimed, since other devices use the same chips.
+pub fn looks_like_dgt(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("digital_game_technology")
+        || lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == "dgt")
+}

@@ -26,14 +26,7 @@ use super::types::{
 use super::virtual_clock::{ClockButton, ClockConfig, VirtualClock};
 use super::HostDecoder;
 
-/// Sensor faults, each a probability per occupied square per scan. Off by default.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct SensorNoise {
-    /// The square reads empty for one scan.
-    pub flicker_empty: f64,
-    /// The piece reads as another piece of its colour for one scan (off-centre).
-    pub misread: f64,
-}
+pub use crate::family::SensorNoise;
 
 /// How the virtual board is built.
 #[derive(Clone, Debug, PartialEq)]
@@ -764,6 +757,84 @@ impl VirtualBus {
         all.sort_by_key(|(t, _)| *t);
         all
     }
+}
+
+impl crate::family::VirtualDevice for VirtualBus {
+    fn boards(&self) -> usize {
+        self.boards.len()
+    }
+
+    fn apply(
+        &mut self,
+        board: usize,
+        t_ms: u64,
+        action: PhysicalAction,
+    ) -> Result<(), PhysicalError> {
+        VirtualBus::apply(self, board, t_ms, action)
+    }
+
+    fn receive_host(&mut self, t_ms: u64, bytes: &[u8]) {
+        VirtualBus::receive_host(self, t_ms, bytes)
+    }
+
+    fn advance(&mut self, t_ms: u64) {
+        VirtualBus::advance(self, t_ms)
+    }
+
+    fn take_output(&mut self) -> Vec<(u64, Vec<u8>)> {
+        VirtualBus::take_output(self)
+    }
+
+    fn next_event_at(&self) -> u64 {
+        self.boards
+            .iter()
+            .map(VirtualBoard::next_event_at)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    fn presses(&self, board: usize) -> Vec<super::virtual_clock::PressRecord> {
+        self.boards
+            .get(board)
+            .map(|b| b.clock().presses().to_vec())
+            .unwrap_or_default()
+    }
+
+    fn leds(&self, _board: usize) -> Option<shakmaty::Bitboard> {
+        None
+    }
+
+    fn describe(&self) -> String {
+        match self.boards.len() {
+            1 => "virtual DGT board".to_string(),
+            n => format!("{n} virtual DGT boards on one bus line"),
+        }
+    }
+}
+
+/// Virtual DGT boards built from a family-neutral spec: board `i` has serial
+/// number (and bus address) `spec.serial + i` and seed `spec.seed + i`.
+pub fn virtual_device(
+    spec: &crate::family::VirtualSpec,
+    pieces: Vec<PhysicalBoard>,
+) -> Box<dyn crate::family::VirtualDevice> {
+    let boards = pieces
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            VirtualBoard::new(
+                VirtualBoardConfig {
+                    seed: spec.seed.wrapping_add(i as u64),
+                    serial: spec.serial.wrapping_add(i as u16),
+                    noise: spec.noise,
+                    clock: spec.clock,
+                    ..VirtualBoardConfig::default()
+                },
+                p,
+            )
+        })
+        .collect();
+    Box::new(VirtualBus::new(boards))
 }
 
 /// The standard start position standing on a board, White at the connector's
