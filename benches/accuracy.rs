@@ -13,7 +13,8 @@
 //! it: a number plays only the first N games, `own`/`blind` picks a model,
 //! `normal`/`trouble` a pace, `forget=0.1` a rate of forgotten presses, `quick`
 //! only the baseline (normal pace, no forgotten press); `show=I` prints game I
-//! in detail (hands' script around the first difference) under each condition.
+//! in detail (hands' script around the first difference) under each condition;
+//! `family=NAME` plays on that family's virtual board (default `dgt`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -22,6 +23,7 @@ use eboard_bridge::accuracy::{
     expected_result, run_game_as, sim_options_for, Hands, Model, Outcome, Pace, Setup,
 };
 use eboard_bridge::games::load_index;
+use eboard_bridge::sim::SimOptions;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -67,6 +69,16 @@ fn main() {
         conditions.retain(|h| (h.forget_press - f).abs() < 1e-9);
     }
 
+    let family = match args.iter().find_map(|a| a.strip_prefix("family=")) {
+        Some(name) => eboard_protocols::family(name).unwrap_or_else(|| {
+            panic!(
+                "family={name}: no such board family; use one of {}",
+                eboard_protocols::family_names()
+            )
+        }),
+        None => &eboard_protocols::dgt::FAMILY,
+    };
+
     let index = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/expected/games-index.jsonl");
     let games: Vec<_> = load_index(&index)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", index.display()))
@@ -89,7 +101,10 @@ fn main() {
         // One game in detail, for finding out why it is not exact.
         let (name, game, _) = &games[i];
         for hands in &conditions {
-            let opts = sim_options_for(Setup::Normal, i as u64, noise_on(), *hands);
+            let opts = SimOptions {
+                family,
+                ..sim_options_for(Setup::Normal, i as u64, noise_on(), *hands)
+            };
             let out = run_game_as(game, &opts, hands.model);
             println!("{name} {hands:?}: exact {}", out.is_exact());
             if out.is_exact() {
@@ -135,7 +150,11 @@ fn main() {
         }
         return;
     }
-    println!("{} games, sensor noise on", games.len());
+    println!(
+        "{} games, sensor noise on, {} boards",
+        games.len(),
+        family.title
+    );
     println!(
         "| hands | set-up | games | exact | plies lost | retractions /1000 games | warning/error alerts | info alerts | clk exact | results right |"
     );
@@ -155,7 +174,10 @@ fn main() {
         for setup in Setup::ALL {
             let mut t = Tally::default();
             for (i, (name, game, expected)) in games.iter().enumerate() {
-                let opts = sim_options_for(setup, i as u64, noise, *hands);
+                let opts = SimOptions {
+                    family,
+                    ..sim_options_for(setup, i as u64, noise, *hands)
+                };
                 let out = run_game_as(game, &opts, hands.model);
                 runs += 1;
                 board_time += out.board_time;

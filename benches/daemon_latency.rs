@@ -216,10 +216,11 @@ fn main() {
         vboards.push(b);
         config.boards.push(BoardConfig {
             port: path,
-            protocol: Protocol::Dgt,
+            protocol: Protocol::DGT,
             bus: false,
             number: Some(i as u32 + 1),
             serial: None,
+            leds: None,
         });
     }
     config.validate().unwrap();

@@ -119,10 +119,11 @@ fn main() {
         chunks_total += chunks.len();
         config.boards.push(BoardConfig {
             port,
-            protocol: Protocol::Dgt,
+            protocol: Protocol::DGT,
             bus: false,
             number: Some(number),
             serial: None,
+            leds: None,
         });
     }
     if let Some(mut j) = journal.take() {

@@ -4,7 +4,7 @@
 //! The boards are in-process: each board's DGT capture is made by the
 //! simulator (virtual board and hand model, thinking 50 times faster than
 //! humans, hands at human speed) and fed at its recorded pace through a
-//! `DgtSession` into the hub, as the daemon's loop does. The feeds are the
+//! `Session` into the hub, as the daemon's loop does. The feeds are the
 //! real HTTP router on 127.0.0.1; the subscribers are real HTTP clients.
 //!
 //! Latency is per event per subscriber: the instant the hub was handed the
@@ -24,9 +24,10 @@ use eboard_bridge::events::TrackerEvent;
 use eboard_bridge::games::load_index;
 use eboard_bridge::http::{router, FeedConfig};
 use eboard_bridge::hub::Hub;
-use eboard_bridge::session::DgtSession;
+use eboard_bridge::session::Session;
 use eboard_bridge::sim::{dgt_capture, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
+use eboard_protocols::dgt::DgtCodec;
 use eboard_protocols::dgt::Mode;
 use eboard_protocols::hand::HandConfig;
 use tokio::io::AsyncWriteExt as _;
@@ -259,8 +260,8 @@ fn main() {
 
         let (cpu0, _, _) = usage();
         let start = Instant::now();
-        let mut sessions: Vec<DgtSession> = (0..boards)
-            .map(|b| DgtSession::new(b as u32 + 1, Mode::Single, TrackerConfig::default()))
+        let mut sessions: Vec<Session> = (0..boards)
+            .map(|b| Session::new(b as u32 + 1, DgtCodec::boxed(Mode::Single), TrackerConfig::default()))
             .collect();
         let mut events = Vec::new();
         let mut next_seq = 1u64;

@@ -1,6 +1,7 @@
-//! The accuracy harness: real games played by the hand model on the virtual DGT
-//! board, recorded as bytes, and read back through the session and tracker
-//! exactly as the daemon reads a port. What comes out is compared with the source.
+//! The accuracy harness: real games played by a hand model on a family's
+//! virtual board (DGT unless said otherwise), recorded as bytes, and read back
+//! through the session and tracker exactly as the daemon reads a port. What
+//! comes out is compared with the source.
 //!
 //! The benchmark (`cargo bench --bench accuracy`) runs every game of the data set
 //! three ways; the test suite runs a sample. Both use this one function, so the
@@ -8,16 +9,17 @@
 
 use std::time::Duration;
 
-use eboard_protocols::dgt::Mode;
+use eboard_protocols::family::PortMode;
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
 
 use crate::events::{GameEvent, GameResult, Severity, TrackerEvent};
 use crate::games::Game;
-use crate::session::{CaptureDriver, DgtSession};
+use crate::session::{CaptureDriver, Session};
 use crate::sim::{simulate, simulate_script, SimOptions, SimRun};
 use crate::tracker::{start_number, TrackerConfig};
 use eboard_protocols::blind_hand::{self, BlindConfig, Pace as BlindPace};
+use eboard_protocols::family::VirtualSpec;
 use eboard_protocols::hand::HandScript;
 
 /// How the board and clock stand in the hall.
@@ -201,7 +203,18 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
 /// pace and forgotten presses of `opts.hand`; see [`simulate_as`].
 pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
     let run = simulate_as(game, opts, model);
-    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let settings = (opts.family.kept_settings)(&VirtualSpec {
+        seed: opts.seed,
+        ..opts.board.clone()
+    });
+    let mut session = Session::for_family(
+        opts.family,
+        1,
+        PortMode::Single,
+        &settings,
+        TrackerConfig::default(),
+    )
+    .expect("a virtual board's kept settings suit its own codec");
     if start_number(game.start.board()).is_none() {
         // A set position: the operator gives it, as an arbiter would for an
         // adjourned or composed game. The start-picture detection cannot know it.

@@ -31,6 +31,7 @@ use std::io::{self, BufRead, Read, Write};
 use serde_json::{Map, Value};
 
 use crate::operator::TrackerCommand;
+use eboard_protocols::family::Settings;
 
 /// Value of the header's `capture` field.
 pub const CAPTURE_MAGIC: &str = "eboard-bridge";
@@ -71,22 +72,15 @@ pub struct Chunk {
     pub bytes: Vec<u8>,
 }
 
-/// How the port was used while recording (header field `mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PortMode {
-    /// One board on the port (`"single"`).
-    Single,
-    /// Several boards in DGT bus mode (`"bus"`).
-    Bus,
-}
+/// How the port was used while recording (header field `mode`): `"single"`
+/// (one board) or `"bus"` (several boards on one line, DGT bus mode).
+pub use eboard_protocols::family::PortMode;
 
-impl PortMode {
-    /// The name used in captures.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PortMode::Single => "single",
-            PortMode::Bus => "bus",
-        }
+/// The name of `mode` in captures.
+pub fn mode_name(mode: PortMode) -> &'static str {
+    match mode {
+        PortMode::Single => "single",
+        PortMode::Bus => "bus",
     }
 }
 
@@ -105,6 +99,10 @@ pub struct CaptureHeader {
     pub serial: Option<String>,
     /// Single board or bus mode, when known.
     pub mode: Option<PortMode>,
+    /// Family-specific state kept with the board that the codec starts with
+    /// (Certabo: the calibration of piece ids), so a replay reads the bytes
+    /// exactly as the live run did.
+    pub settings: Settings,
     /// Fields this version does not know, kept so a rewrite loses nothing.
     pub extra: Map<String, Value>,
 }
@@ -119,6 +117,7 @@ impl CaptureHeader {
             port: None,
             serial: None,
             mode: None,
+            settings: Settings::new(),
             extra: Map::new(),
         }
     }
@@ -135,12 +134,20 @@ impl CaptureHeader {
             ("board", self.board.as_deref()),
             ("port", self.port.as_deref()),
             ("serial", self.serial.as_deref()),
-            ("mode", self.mode.map(PortMode::as_str)),
+            ("mode", self.mode.map(mode_name)),
         ];
         for (name, value) in optional {
             if let Some(v) = value {
                 push_field(&mut s, name, &Value::from(v));
             }
+        }
+        if !self.settings.is_empty() {
+            let settings: Map<String, Value> = self
+                .settings
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
+            push_field(&mut s, "settings", &Value::Object(settings));
         }
         for (name, value) in &self.extra {
             if !KNOWN_HEADER_FIELDS.contains(&name.as_str()) {
@@ -234,6 +241,30 @@ impl CaptureHeader {
                 })
             }
         };
+        let settings = match map.remove("settings") {
+            None | Some(Value::Null) => Settings::new(),
+            Some(Value::Object(m)) => {
+                let mut settings = Settings::new();
+                for (k, v) in m {
+                    let Value::String(v) = v else {
+                        return Err(CaptureError::BadField {
+                            line,
+                            field: "settings",
+                            problem: format!("the value of {k:?} is {v}, not a string"),
+                        });
+                    };
+                    settings.insert(k, v);
+                }
+                settings
+            }
+            Some(other) => {
+                return Err(CaptureError::BadField {
+                    line,
+                    field: "settings",
+                    problem: format!("{other} is not an object of strings"),
+                })
+            }
+        };
         Ok(CaptureHeader {
             protocol,
             started,
@@ -241,13 +272,14 @@ impl CaptureHeader {
             port,
             serial,
             mode,
+            settings,
             extra: map,
         })
     }
 }
 
-const KNOWN_HEADER_FIELDS: [&str; 8] = [
-    "capture", "version", "protocol", "started", "board", "port", "serial", "mode",
+const KNOWN_HEADER_FIELDS: [&str; 9] = [
+    "capture", "version", "protocol", "started", "board", "port", "serial", "mode", "settings",
 ];
 
 fn push_field(s: &mut String, name: &str, value: &Value) {

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use eboard_protocols::family::{Family, PortMode};
 use serde::Deserialize;
 
 /// Environment variable overriding `[http] listen`.
@@ -53,9 +54,13 @@ recover = true
 
 [discovery]
 # Follow every port under `dir` whose name looks like a DGT board
-# (contains "DGT" or "Digital_Game_Technology"), in addition to [[board]] ports.
+# (contains "DGT" or "Digital_Game_Technology"), and every board the udev rules
+# link under `links_dir` (found by their USB ids; boards on USB chips other
+# devices share are listened to first and followed only if they speak a board
+# protocol), in addition to [[board]] ports.
 enabled = true
 dir = "/dev/serial/by-id"
+links_dir = "/dev/chessboard"
 # How often to look for newly plugged boards, in milliseconds.
 rescan_ms = 2000
 
@@ -66,6 +71,13 @@ probe_ms = 2000
 silence_timeout_ms = 6000
 # Bus mode: poll every board for changes this often, ms.
 bus_poll_ms = 300
+
+# Boards with LEDs (docs/boards.md): light the last verified move, and the
+# squares of an open set-up or displaced-pieces alert until it is resolved.
+[leds]
+# Not set: off in tournament mode (a [tournament] name or trf, or a [[pairing]]),
+# where lights would disturb the players; on otherwise. A [[board]]'s `leds` wins.
+# enabled = true
 
 # Arbiter alerts (docs/alerts.md).
 [alerts]
@@ -93,8 +105,10 @@ displaced_alert_ms = 6000
 #
 # [[board]]
 # port = "/dev/serial/by-id/usb-Digital_Game_Technology_DGT_Board_01025-if00"
-# protocol = "dgt"        # "dgt" (one board on the port) or "dgt-bus"
+# protocol = "dgt"        # a board family (docs/boards.md): "dgt" (one board on
+#                         # the port), or "dgt-bus" (several on one line)
 # number = 1              # board number in the round
+# leds = true             # boards with LEDs: override [leds] enabled for this board
 #
 # [[board]]               # bus mode: several boards behind one port,
 # port = "/dev/ttyUSB0"   # numbered by their serial number
@@ -137,6 +151,7 @@ pub struct Config {
     pub discovery: DiscoveryConfig,
     pub device: DeviceConfig,
     pub alerts: AlertsConfig,
+    pub leds: LedsConfig,
     #[serde(rename = "board")]
     pub boards: Vec<BoardConfig>,
     pub tournament: crate::publish::TournamentConfig,
@@ -206,6 +221,8 @@ impl Default for StorageConfig {
 pub struct DiscoveryConfig {
     pub enabled: bool,
     pub dir: PathBuf,
+    /// The udev rules' links to boards found by USB ids (`/dev/chessboard`).
+    pub links_dir: PathBuf,
     pub rescan_ms: u64,
 }
 
@@ -214,6 +231,7 @@ impl Default for DiscoveryConfig {
         DiscoveryConfig {
             enabled: true,
             dir: PathBuf::from("/dev/serial/by-id"),
+            links_dir: PathBuf::from("/dev/chessboard"),
             rescan_ms: 2_000,
         }
     }
@@ -238,6 +256,37 @@ impl Default for DeviceConfig {
     }
 }
 
+/// `[leds]`: what boards with LEDs show (docs/boards.md).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LedsConfig {
+    /// On or off for every board (a `[[board]]`'s `leds` wins). Not set:
+    /// off in tournament mode (a `[tournament]` name or TRF, or a
+    /// `[[pairing]]`), where lights would disturb the players; on otherwise.
+    pub enabled: Option<bool>,
+}
+
+impl Config {
+    /// Whether boards light their LEDs unless their `[[board]]` says.
+    pub fn leds_by_default(&self) -> bool {
+        self.leds.enabled.unwrap_or_else(|| {
+            let tournament = self.tournament.name.is_some()
+                || self.tournament.trf.is_some()
+                || !self.pairings.is_empty();
+            !tournament
+        })
+    }
+
+    /// Whether the board on `port` lights its LEDs.
+    pub fn leds_for(&self, port: &Path) -> bool {
+        self.boards
+            .iter()
+            .filter(|b| b.port == port)
+            .find_map(|b| b.leds)
+            .unwrap_or_else(|| self.leds_by_default())
+    }
+}
+
 /// `[alerts]`: the arbiter alerts' timing.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
@@ -254,16 +303,87 @@ impl Default for AlertsConfig {
     }
 }
 
-/// How a port is spoken to.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Protocol {
-    /// One DGT board on the port.
-    #[default]
-    #[serde(rename = "dgt")]
-    Dgt,
+/// How a port is spoken to: a registered board family (see
+/// [`eboard_protocols::families`]) and, for families whose boards can share a
+/// line, whether they do. Written `"<family>"` (`"dgt"`, `"millennium"`,
+/// `"certabo"`, …) or `"<family>-bus"` (`"dgt-bus"`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash)]
+#[serde(try_from = "String")]
+pub struct Protocol {
+    pub family: &'static Family,
+    pub mode: PortMode,
+}
+
+impl Protocol {
+    /// One DGT board on the port (the default).
+    pub const DGT: Protocol = Protocol {
+        family: &eboard_protocols::dgt::FAMILY,
+        mode: PortMode::Single,
+    };
     /// Several DGT boards on one line, in bus mode.
-    #[serde(rename = "dgt-bus")]
-    DgtBus,
+    pub const DGT_BUS: Protocol = Protocol {
+        family: &eboard_protocols::dgt::FAMILY,
+        mode: PortMode::Bus,
+    };
+
+    /// One board of `family` on its port.
+    pub fn single(family: &'static Family) -> Protocol {
+        Protocol {
+            family,
+            mode: PortMode::Single,
+        }
+    }
+
+    /// The name in the configuration: `"dgt"`, `"dgt-bus"`, `"certabo"`, ….
+    pub fn name(&self) -> String {
+        match self.mode {
+            PortMode::Single => self.family.name.to_string(),
+            PortMode::Bus => format!("{}-bus", self.family.name),
+        }
+    }
+
+    /// Every name the configuration accepts, for messages.
+    pub fn names() -> String {
+        let mut names = Vec::new();
+        for f in eboard_protocols::families() {
+            names.push(format!("{:?}", f.name));
+            if (f.capabilities)(PortMode::Bus).bus {
+                names.push(format!("\"{}-bus\"", f.name));
+            }
+        }
+        names.join(", ")
+    }
+
+    /// Whether this is a shared line.
+    pub fn is_bus(&self) -> bool {
+        self.mode == PortMode::Bus
+    }
+}
+
+impl Default for Protocol {
+    fn default() -> Self {
+        Protocol::DGT
+    }
+}
+
+impl TryFrom<String> for Protocol {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Protocol, String> {
+        let (family, mode) = match name.strip_suffix("-bus") {
+            Some(f) => (f, PortMode::Bus),
+            None => (name.as_str(), PortMode::Single),
+        };
+        let family = eboard_protocols::family(family)
+            .filter(|f| mode == PortMode::Single || (f.capabilities)(PortMode::Bus).bus)
+            .ok_or_else(|| {
+                format!(
+                    "{name:?} is not a board protocol; write one of {}",
+                    Protocol::names()
+                )
+            })?;
+        Ok(Protocol { family, mode })
+    }
 }
 
 /// `[[board]]`.
@@ -279,13 +399,20 @@ pub struct BoardConfig {
     pub number: Option<u32>,
     /// Five-digit serial number: names the board behind a bus port.
     pub serial: Option<String>,
+    /// Light the board's LEDs (boards that have them): the last verified
+    /// move, and the squares of an open set-up or displaced-pieces alert.
+    /// Default: `[leds] enabled`.
+    pub leds: Option<bool>,
 }
 
 impl BoardConfig {
     /// The protocol, with `bus = true` meaning bus mode.
     pub fn effective_protocol(&self) -> Protocol {
         if self.bus {
-            Protocol::DgtBus
+            Protocol {
+                mode: PortMode::Bus,
+                ..self.protocol
+            }
         } else {
             self.protocol
         }
@@ -480,6 +607,15 @@ impl Config {
             if b.port.as_os_str().is_empty() {
                 return invalid(key("port"), "empty; write the board's port, e.g. \"/dev/ttyACM0\" or a /dev/serial/by-id/ path".into());
             }
+            if b.bus && !(b.protocol.family.capabilities)(PortMode::Bus).bus {
+                return invalid(
+                    key("bus"),
+                    format!(
+                        "{} boards cannot share a line; remove `bus = true`",
+                        b.protocol.family.title
+                    ),
+                );
+            }
             let protocol = b.effective_protocol();
             if let Some(&p) = protocols.get(b.port.as_path()) {
                 if p != protocol {
@@ -503,13 +639,13 @@ impl Config {
                     return invalid(key("serial"), format!("{s:?} is not a DGT serial number; write its five digits as a string, e.g. \"01025\""));
                 }
             }
-            match protocol {
-                Protocol::Dgt => {
+            match protocol.mode {
+                PortMode::Single => {
                     if !single_ports.insert(&b.port) {
-                        return invalid(key("port"), format!("{} is listed twice with protocol \"dgt\"; one board per port, or use protocol = \"dgt-bus\" with a serial per board", b.port.display()));
+                        return invalid(key("port"), format!("{} is listed twice with protocol {:?}; one board per port, or use protocol = \"dgt-bus\" with a serial per board", b.port.display(), protocol.name()));
                     }
                 }
-                Protocol::DgtBus => {
+                PortMode::Bus => {
                     if b.serial.is_none() && b.number.is_some() {
                         return invalid(key("serial"), "a numbered board behind a bus port needs its serial number, e.g. serial = \"01025\", to tell it from the others".into());
                     }
@@ -534,7 +670,7 @@ impl Config {
                 continue;
             }
             let mut bus_numbers = BTreeMap::new();
-            if protocol == Protocol::DgtBus {
+            if protocol.is_bus() {
                 if let Some(addr) = b.serial.as_deref().and_then(parse_serial) {
                     bus_numbers.insert(addr, number);
                 }
@@ -590,30 +726,87 @@ pub fn parse_serial(s: &str) -> Option<u16> {
     Some((n & 0x3fff) as u16)
 }
 
-/// Whether a `/dev/serial/by-id/` name looks like a DGT board. DGT boards
-/// identify as "Digital Game Technology" / "DGT"; generic USB-serial bridge
-/// names are not claimed, since other devices use the same chips.
-pub fn looks_like_dgt(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.contains("digital_game_technology")
-        || lower
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| w == "dgt")
+pub use eboard_protocols::dgt::looks_like_dgt;
+
+/// A port discovery found, and what to do with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub path: PathBuf,
+    /// The families it may be: one, to follow at once; several (or one on
+    /// USB ids other devices share), to listen to first (see
+    /// [`eboard_protocols::family::Family::recognise`]).
+    pub families: Vec<&'static Family>,
+    /// Listen before following: found by shared USB ids.
+    pub probe: bool,
 }
 
-/// The DGT-looking entries of `dir`, sorted. A missing directory (no USB serial
-/// device plugged at all) is an empty list, not an error.
-pub fn discover(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+/// The boards under `dir` (`/dev/serial/by-id/`, by their USB names) and
+/// `links_dir` (`/dev/chessboard/`, the udev rules' links: `<family>-…` by
+/// family, `usb-<vendor>-<product>-…` by USB ids), sorted. A missing
+/// directory (nothing plugged at all) is an empty list, not an error.
+pub fn discover(dir: &Path, links_dir: &Path) -> Vec<Found> {
+    let names = |d: &Path| -> Vec<(String, PathBuf)> {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            return Vec::new();
+        };
+        let mut v: Vec<(String, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        v.sort();
+        v
     };
-    let mut found: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .filter(|e| looks_like_dgt(&e.file_name().to_string_lossy()))
-        .map(|e| e.path())
-        .collect();
-    found.sort();
+    let mut found = Vec::new();
+    for (name, path) in names(dir) {
+        if let Some(f) = eboard_protocols::families()
+            .iter()
+            .find(|f| (f.by_id_name)(&name))
+        {
+            found.push(Found {
+                path,
+                families: vec![*f],
+                probe: false,
+            });
+        }
+    }
+    for (name, path) in names(links_dir) {
+        if let Some((vendor, product)) = usb_ids_in_link(&name) {
+            let matches: Vec<(&'static Family, bool)> = eboard_protocols::families()
+                .iter()
+                .filter_map(|f| f.matches_usb(vendor, product).map(|m| (*f, m.shared)))
+                .collect();
+            if matches.is_empty() {
+                continue;
+            }
+            let probe = matches.len() > 1 || matches.iter().any(|(_, shared)| *shared);
+            found.push(Found {
+                path,
+                families: matches.into_iter().map(|(f, _)| f).collect(),
+                probe,
+            });
+        } else if let Some(f) = eboard_protocols::families().iter().find(|f| {
+            name.strip_prefix(f.name)
+                .is_some_and(|r| r.starts_with('-'))
+        }) {
+            found.push(Found {
+                path,
+                families: vec![*f],
+                probe: false,
+            });
+        }
+    }
     found
+}
+
+/// The USB ids in a link name the udev rules make for boards found by ids:
+/// `usb-10c4-ea60-ttyUSB0` is vendor 0x10c4, product 0xea60.
+pub fn usb_ids_in_link(name: &str) -> Option<(u16, u16)> {
+    let rest = name.strip_prefix("usb-")?;
+    let mut parts = rest.splitn(3, '-');
+    let vendor = u16::from_str_radix(parts.next()?, 16).ok()?;
+    let product = u16::from_str_radix(parts.next()?, 16).ok()?;
+    parts.next()?;
+    Some((vendor, product))
 }
 
 #[cfg(test)]
@@ -675,7 +868,7 @@ mod tests {
         let plans = c.port_plans();
         assert_eq!(plans.len(), 1);
         assert_eq!(plans[0].number, 7);
-        assert_eq!(plans[0].protocol, Protocol::Dgt);
+        assert_eq!(plans[0].protocol, Protocol::DGT);
     }
 
     #[test]
@@ -767,7 +960,7 @@ mod tests {
         .unwrap();
         let plans = c.port_plans();
         assert_eq!(plans.len(), 2);
-        assert_eq!(plans[0].protocol, Protocol::DgtBus);
+        assert_eq!(plans[0].protocol, Protocol::DGT_BUS);
         assert_eq!(
             plans[0].bus_numbers,
             BTreeMap::from([(1025u16, 3u32), (1026, 4)])

@@ -19,24 +19,31 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eboard_protocols::dgt::clock_queue::{ClockOutcome, ClockQueue};
-use eboard_protocols::dgt::{ClockCommand, Hms, Mode};
+use eboard_protocols::family::{
+    ClockLink, DriverCommand, DriverSetup, DriverTimings, Family, PortMode, Settings,
+};
 use eboard_protocols::ClockSide;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
-use crate::capture::{Chunk, OperatorLine, PortMode};
+use crate::capture::{Chunk, OperatorLine};
 use crate::config::{discover, next_free, Config, PortPlan, Protocol};
-use crate::device::{supervise, LinkEvent, LinkTimings};
+use crate::device::{supervise, LinkEvent};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::hub::Hub;
-use crate::journal::{port_key, run_offsets, Journal, JournalError};
+use crate::journal::{port_key, run_offsets, Journal, JournalError, PortHeader};
+use crate::leds::Leds;
 use crate::operator::{
     load_rulings, rulings_path, AlertRuling, BoardCommand, BoardRequest, ClockSetting,
     OperatorError, RulingAction, TrackerCommand, CLOCK_MAX_MS,
 };
-use crate::session::{DgtSession, TickGrid};
+use crate::session::{Session, TickGrid};
+
+/// How long discovery listens to a port found by shared USB ids.
+const PROBE_LISTEN: Duration = Duration::from_millis(3_000);
+/// Bytes enough to recognise a board's protocol (a few frames).
+const PROBE_ENOUGH: usize = 4_096;
 
 /// How often the loop ticks the trackers, syncs the journal and pings the watchdog.
 const LOOP_TICK: Duration = Duration::from_millis(crate::session::TICK_MS);
@@ -57,12 +64,14 @@ pub enum DaemonError {
 struct Port {
     path: PathBuf,
     key: String,
-    bus: bool,
+    protocol: Protocol,
     /// Single mode: the board's number.
     number: u32,
     /// Bus mode: numbers by address, from the configuration.
     bus_numbers: BTreeMap<u16, u32>,
-    session: DgtSession,
+    session: Session,
+    /// What the port's captures say in their header (settings kept current).
+    header: PortHeader,
     /// The tick grid points this port's session has been ticked at.
     grid: TickGrid,
     /// The supervisor, and the task forwarding its reports to the loop.
@@ -76,10 +85,12 @@ struct Port {
     last_down: Option<String>,
     /// The board answers on the link now (between `Up` and `Down`).
     answering: bool,
-    /// Bytes for the supervisor to write (clock commands).
-    writes: mpsc::Sender<Vec<u8>>,
-    /// Clock commands for a single board, one at a time with its ack.
-    clock: ClockQueue<ClockJob>,
+    /// Commands for the board's driver (clock settings, LEDs), by id.
+    commands: mpsc::Sender<(u64, DriverCommand)>,
+    /// Clock settings sent to the driver and not yet answered, by command id.
+    clock_jobs: BTreeMap<u64, ClockJob>,
+    /// What the board's LEDs show, when it has LEDs and they are on.
+    leds: Option<Leds>,
 }
 
 /// An arbiter's clock setting on its way to a clock.
@@ -90,21 +101,14 @@ struct ClockJob {
     reply: oneshot::Sender<Result<(), OperatorError>>,
 }
 
-/// Clock commands a board may have waiting behind the one in flight.
-const CLOCK_QUEUE: usize = 4;
-
 impl Port {
-    fn mode(&self) -> PortMode {
-        if self.bus {
-            PortMode::Bus
-        } else {
-            PortMode::Single
-        }
+    fn bus(&self) -> bool {
+        self.protocol.is_bus()
     }
 
     /// The board numbers on this port (bus: those heard from or configured).
     fn numbers(&self) -> Vec<u32> {
-        if self.bus {
+        if self.bus() {
             let mut n: BTreeSet<u32> = self.bus_numbers.values().copied().collect();
             n.extend(self.session.bus_boards().map(|(_, number, _)| number));
             n.into_iter().collect()
@@ -121,6 +125,9 @@ impl Port {
     }
 }
 
+/// A listening probe's verdict on a port: the family it speaks, if any.
+type Probed = (PathBuf, Option<&'static Family>);
+
 /// The daemon's loop state.
 struct Daemon {
     config: Config,
@@ -133,6 +140,15 @@ struct Daemon {
     events: Vec<Stamped>,
     /// Event data and pairings, for the tags of the PGN files under `games/`.
     tournament: crate::publish::Tournament,
+    /// The next driver command's id.
+    next_command: u64,
+    /// Listening probes under way (ports found by shared USB ids), by path.
+    probing: BTreeSet<PathBuf>,
+    /// Ports a probe found to speak no board protocol: not probed again
+    /// while they stay plugged in.
+    not_boards: BTreeSet<PathBuf>,
+    /// Probes' verdicts: the port, and the family it speaks if any.
+    probes: (mpsc::Sender<Probed>, mpsc::Receiver<Probed>),
 }
 
 /// Runs the daemon until `stop` completes, then flushes the journal. `ready` is
@@ -174,6 +190,10 @@ pub async fn run_with_commands(
         events: Vec::new(),
         tournament,
         config,
+        next_command: 1,
+        probing: BTreeSet::new(),
+        not_boards: BTreeSet::new(),
+        probes: mpsc::channel(16),
     };
     info!(
         data_dir = %d.config.storage.data_dir.display(),
@@ -201,6 +221,7 @@ pub async fn run_with_commands(
                 let Some((index, event)) = msg else { break };
                 d.link_event(index, event);
             }
+            Some((path, family)) = d.probes.1.recv() => d.probed(path, family),
             req = next_command(&mut commands) => match req.command {
                 BoardCommand::Tracker(command) => {
                     let outcome = d.operator(req.board, &req.by, &command);
@@ -252,37 +273,6 @@ pub async fn run_with_commands(
     }
     d.journal.sync()?;
     Ok(())
-}
-
-/// The set-and-run command for `setting` on a clock whose `white` side is
-/// White's: the side the lever lets run counts down (the player to move), or
-/// the clock stays paused.
-fn set_and_run(setting: ClockSetting, white: ClockSide, lever: Option<ClockSide>) -> ClockCommand {
-    let hms = |ms: u64| {
-        let s = ms.min(CLOCK_MAX_MS) / 1000;
-        Hms {
-            hours: (s / 3600) as u8,
-            minutes: ((s / 60) % 60) as u8,
-            seconds: (s % 60) as u8,
-        }
-    };
-    let (left, right) = match white {
-        ClockSide::Left => (setting.white_ms, setting.black_ms),
-        ClockSide::Right => (setting.black_ms, setting.white_ms),
-    };
-    // dgt.md §2.2: 0x01 left counts down, 0x02 right counts down, 0x04 pause.
-    let mut flags = match lever.unwrap_or(white) {
-        ClockSide::Left => 0x01,
-        ClockSide::Right => 0x02,
-    };
-    if !setting.run {
-        flags |= 0x04;
-    }
-    ClockCommand::SetAndRun {
-        left: hms(left),
-        right: hms(right),
-        flags,
-    }
 }
 
 /// The next board command; never ready without a channel, or once every
@@ -348,11 +338,16 @@ impl Daemon {
             }
             for n in port.numbers() {
                 self.hub.register(n, &port.path.display().to_string());
+                self.hub.set_family(n, port.protocol.family.title);
             }
             info!(
                 port = %port.path.display(),
                 "following {} ({})",
-                if port.bus { "a DGT bus".to_string() } else { format!("board {}", port.number) },
+                if port.bus() {
+                    format!("a {} bus", port.protocol.family.title)
+                } else {
+                    format!("{} board {}", port.protocol.family.title, port.number)
+                },
                 port.key
             );
             self.ports.push(port);
@@ -365,31 +360,54 @@ impl Daemon {
         // Descriptors for this port and its journal, out of the HTTP side's reach.
         crate::limits::budget().reserve_port();
         let key = port_key(&plan.path);
-        let bus = plan.protocol == Protocol::DgtBus;
-        let mut session = DgtSession::new(
+        let family = plan.protocol.family;
+        let mode = plan.protocol.mode;
+        // What the board's codec learned in earlier runs (Certabo: its
+        // calibration); the journal's runs, replayed next, each restore what
+        // their header says.
+        let (settings, problem) = self.journal.load_board_settings(&key);
+        if let Some(problem) = problem {
+            warn!(port = %plan.path.display(), "{problem}; the board starts without its saved settings (a Certabo board calibrates again from the start position)");
+        }
+        let mut session = match Session::for_family(
+            family,
             plan.number,
-            if bus { Mode::Bus } else { Mode::Single },
+            mode,
+            &settings,
             self.config.tracker_config(),
-        );
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                warn!(port = %plan.path.display(), "{e}; the board starts without its saved settings");
+                Session::for_family(
+                    family,
+                    plan.number,
+                    mode,
+                    &Settings::new(),
+                    self.config.tracker_config(),
+                )
+                .expect("every family's codec starts without settings")
+            }
+        };
         for (&address, &number) in &plan.bus_numbers {
             session.set_bus_board_number(address, number);
         }
         let (link_tx, mut link_rx) = mpsc::channel::<LinkEvent>(256);
         let forward = self.tx.clone();
         let path = plan.path.clone();
-        let timings = LinkTimings {
-            probe: Duration::from_millis(self.config.device.probe_ms),
-            silence: Duration::from_millis(self.config.device.silence_timeout_ms),
-            bus_poll: Duration::from_millis(self.config.device.bus_poll_ms),
+        let setup = DriverSetup {
+            mode,
+            timings: DriverTimings {
+                probe_ms: self.config.device.probe_ms,
+                silence_ms: self.config.device.silence_timeout_ms,
+                poll_ms: self.config.device.bus_poll_ms,
+            },
         };
         let epoch = self.epoch;
         // The link's first reports wait in the channel until the loop runs,
         // after the journal has been replayed.
-        let (writes, writes_rx) = mpsc::channel::<Vec<u8>>(8);
-        if !bus {
-            session.collect_clock_acks();
-        }
-        let supervisor = tokio::spawn(supervise(path, bus, epoch, timings, link_tx, writes_rx));
+        let (commands, commands_rx) = mpsc::channel::<(u64, DriverCommand)>(16);
+        let supervisor = tokio::spawn(supervise(path, family, setup, epoch, link_tx, commands_rx));
         let forwarder = tokio::spawn(async move {
             while let Some(e) = link_rx.recv().await {
                 if forward.send((index, e)).await.is_err() {
@@ -397,21 +415,32 @@ impl Daemon {
                 }
             }
         });
+        let capabilities = (family.capabilities)(mode);
+        let leds = (capabilities.leds && self.config.leds_for(&plan.path)).then(Leds::default);
+        let header = PortHeader {
+            port: plan.path.clone(),
+            board: (mode == PortMode::Single).then_some(plan.number),
+            protocol: family.name,
+            mode,
+            settings: session.settings(),
+        };
         Port {
             path: plan.path,
             key,
-            bus,
+            protocol: plan.protocol,
             number: plan.number,
             bus_numbers: plan.bus_numbers,
             session,
+            header,
             grid: TickGrid::default(),
             tasks: [supervisor, forwarder],
             base_ms: 0,
             last_t: 0,
             last_down: None,
             answering: false,
-            writes,
-            clock: ClockQueue::new(CLOCK_QUEUE),
+            commands,
+            clock_jobs: BTreeMap::new(),
+            leds,
         }
     }
 
@@ -469,6 +498,11 @@ impl Daemon {
         port.last_t = r.live;
         for (board, t, action, text) in r.operator_notices {
             self.hub.operator_notice(board, Some(t), action, &text);
+        }
+        // What the board's LEDs show follows from the games rebuilt.
+        let number = port.number;
+        if let Some(leds) = port.leds.as_mut() {
+            leds.events(r.events.iter().filter(|e| e.board == number));
         }
         // The last pictures seen, until the boards send fresh ones.
         if port.session.board_info().has_picture {
@@ -535,7 +569,9 @@ impl Daemon {
         }
     }
 
-    /// Adds DGT-looking ports that appeared under the discovery directory.
+    /// Adds the boards that appeared under the discovery directories: at
+    /// once when their names or USB ids say which family they are, after a
+    /// listening probe when their USB ids are shared with other devices.
     fn rescan(&mut self) -> Result<(), DaemonError> {
         if !self.config.discovery.enabled {
             return Ok(());
@@ -545,20 +581,90 @@ impl Daemon {
             .iter()
             .flat_map(|p| [p.path.clone(), canonical(&p.path)])
             .collect();
-        for path in discover(&self.config.discovery.dir) {
-            if followed.contains(&path) || followed.contains(&canonical(&path)) {
+        let found = discover(&self.config.discovery.dir, &self.config.discovery.links_dir);
+        // A port that went away may come back as anything: probe it again.
+        self.not_boards
+            .retain(|p| found.iter().any(|f| &f.path == p));
+        for f in found {
+            let path = f.path;
+            if followed.contains(&path)
+                || followed.contains(&canonical(&path))
+                || self.probing.contains(&path)
+                || self.not_boards.contains(&path)
+            {
                 continue;
             }
-            let number = next_free(&mut self.used_numbers);
-            info!(port = %path.display(), "found a DGT board; numbering it {number}");
-            self.add_port(PortPlan {
-                path,
-                protocol: Protocol::Dgt,
-                number,
-                bus_numbers: BTreeMap::new(),
-            })?;
+            // A board already taken by an earlier link under another name.
+            if self
+                .ports
+                .iter()
+                .any(|p| canonical(&p.path) == canonical(&path))
+            {
+                continue;
+            }
+            if f.probe {
+                self.probe(path, f.families);
+                continue;
+            }
+            let Some(&family) = f.families.first() else {
+                continue;
+            };
+            self.follow_found(path, family)?;
         }
         Ok(())
+    }
+
+    fn follow_found(&mut self, path: PathBuf, family: &'static Family) -> Result<(), DaemonError> {
+        let number = next_free(&mut self.used_numbers);
+        info!(port = %path.display(), "found a {} board; numbering it {number}", family.title);
+        self.add_port(PortPlan {
+            path,
+            protocol: Protocol::single(family),
+            number,
+            bus_numbers: BTreeMap::new(),
+        })
+    }
+
+    /// Listens to `path` (found by USB ids other devices share) without
+    /// writing, and follows it if what it sends is one of `families`'.
+    fn probe(&mut self, path: PathBuf, families: Vec<&'static Family>) {
+        let Some(transport) = families
+            .first()
+            .map(|f| (f.driver)(&DriverSetup::default()).transport())
+        else {
+            return;
+        };
+        self.probing.insert(path.clone());
+        let tx = self.probes.0.clone();
+        tokio::spawn(async move {
+            let heard = crate::device::listen(&path, transport, PROBE_LISTEN, PROBE_ENOUGH).await;
+            let family = match heard {
+                Ok(bytes) => families
+                    .into_iter()
+                    .find(|f| f.recognise.is_some_and(|r| r(&bytes))),
+                Err(e) => {
+                    tracing::debug!(port = %path.display(), "probe: {e}");
+                    None
+                }
+            };
+            let _ = tx.send((path, family)).await;
+        });
+    }
+
+    /// A probe ended: follow the port, or leave it alone while it stays.
+    fn probed(&mut self, path: PathBuf, family: Option<&'static Family>) {
+        self.probing.remove(&path);
+        match family {
+            Some(f) => {
+                if let Err(e) = self.follow_found(path, f) {
+                    error!("{e}");
+                }
+            }
+            None => {
+                info!(port = %path.display(), "not followed: it uses a USB chip some boards use, but sent nothing a board sends (list it in a [[board]] table if a board is on it)");
+                self.not_boards.insert(path);
+            }
+        }
     }
 
     fn link_event(&mut self, index: usize, event: LinkEvent) {
@@ -571,13 +677,7 @@ impl Daemon {
                 // Chunk times are whole milliseconds; the latency histogram
                 // resolves tenths, so it starts from the loop taking the chunk.
                 let arrived = Instant::now();
-                if let Err(e) = self.journal.record_chunk(
-                    &port.key,
-                    &port.path,
-                    (!port.bus).then_some(port.number),
-                    port.mode(),
-                    &chunk,
-                ) {
+                if let Err(e) = self.journal.record_chunk(&port.key, &port.header, &chunk) {
                     journal_failed(&self.hub, &e);
                 }
                 let t = (port.base_ms + chunk.t_ms).max(port.last_t);
@@ -589,8 +689,20 @@ impl Daemon {
                 };
                 port.grid.tick_until(&mut port.session, t, &mut self.events);
                 port.session.feed(&fed, &mut self.events);
-                for ack in port.session.take_clock_acks() {
-                    port.clock.on_ack(&ack);
+                let learned = port.session.take_settings();
+                if !learned.is_empty() {
+                    // Kept with the board for the next run, and in the header
+                    // of the next capture (this one's header has what the
+                    // codec started with; the bytes since teach it the rest).
+                    port.header.settings = port.session.settings();
+                    let keys: Vec<&str> = learned.iter().map(|(k, _)| k.as_str()).collect();
+                    info!(port = %port.path.display(), "the board's {} learned; kept with the board", keys.join(", "));
+                    if let Err(e) = self
+                        .journal
+                        .save_board_settings(&port.key, &port.header.settings)
+                    {
+                        error!("{e}; the board learns them again when the daemon restarts");
+                    }
                 }
                 let metrics = self.hub.metrics();
                 metrics.frames.inc_by(port.session.stats().frames - frames);
@@ -600,7 +712,7 @@ impl Daemon {
                 let completes_move = self.events.iter().any(
                     |e| matches!(&e.event, TrackerEvent::Game(GameEvent::Move(m)) if m.verified),
                 );
-                if port.bus {
+                if port.bus() {
                     let pictures: Vec<(u32, eboard_protocols::Picture)> = port
                         .session
                         .bus_boards()
@@ -614,12 +726,8 @@ impl Daemon {
                     self.hub.set_picture(port.number, port.session.picture());
                 }
                 let key = port.key.clone();
-                // After the acks: one may have ended a command to answer.
-                let clock_busy = !port.clock.is_idle();
+                self.update_leds(index, false);
                 self.publish(Some(&key));
-                if clock_busy {
-                    self.pump_clock(index);
-                }
                 if completes_move {
                     let waited = arrived.elapsed().as_secs_f64();
                     self.hub.metrics().move_latency.observe(waited);
@@ -629,11 +737,13 @@ impl Daemon {
                 self.hub.metrics().resyncs.inc();
                 port.last_down = None;
                 port.answering = true;
-                info!(port = %port.path.display(), "board answers; resynchronising from its dump");
-                if !port.bus {
+                info!(port = %port.path.display(), "board answers; resynchronising from what it sends");
+                if !port.bus() {
                     let number = port.number;
                     self.online(number, true, now, "");
                 }
+                // A board that was off has its lights off: show them again.
+                self.update_leds(index, true);
             }
             LinkEvent::Down(reason) => {
                 if port.last_down.as_ref() != Some(&reason) {
@@ -643,16 +753,28 @@ impl Daemon {
                     tracing::debug!(port = %port.path.display(), "{reason}");
                 }
                 port.answering = false;
-                port.clock.link_lost();
+                if let Some(leds) = port.leds.as_mut() {
+                    leds.forget_sent();
+                }
+                let number = port.number;
+                // A command resent to a board plugged back in minutes later
+                // would set times that are no longer right: each ends here.
+                for (_, job) in std::mem::take(&mut port.clock_jobs) {
+                    let _ = job.reply.send(Err(OperatorError::ClockFailed {
+                        board: number,
+                        reason: eboard_protocols::family::COMMAND_LINK_LOST.to_string(),
+                    }));
+                }
                 for n in port.numbers() {
                     self.online(n, false, now, &reason);
                 }
-                self.pump_clock(index);
             }
             LinkEvent::BusBoard { address, present } => {
                 let number = port.bus_number(address);
                 let path = port.path.display().to_string();
+                let family = port.protocol.family.title;
                 self.hub.register(number, &path);
+                self.hub.set_family(number, family);
                 let reason = if present {
                     String::new()
                 } else {
@@ -660,6 +782,77 @@ impl Daemon {
                 };
                 self.online(number, present, now, &reason);
             }
+            LinkEvent::CommandDone { id, outcome } => {
+                let number = port.number;
+                let Some(job) = port.clock_jobs.remove(&id) else {
+                    // LEDs and beeps are not answered.
+                    if let Err(reason) = outcome {
+                        tracing::debug!(board = number, "board command {id}: {reason}");
+                    }
+                    return;
+                };
+                let result = match outcome {
+                    Ok(attempts) => {
+                        self.hub.operator_notice(
+                            number,
+                            None,
+                            "set_clock",
+                            &format!(
+                                "{} (by {}; acked by the clock{})",
+                                job.setting.describe(),
+                                job.by,
+                                if attempts > 1 {
+                                    " at the second try"
+                                } else {
+                                    ""
+                                }
+                            ),
+                        );
+                        Ok(())
+                    }
+                    Err(reason) => {
+                        warn!(board = number, "clock command failed: {reason}");
+                        Err(OperatorError::ClockFailed {
+                            board: number,
+                            reason,
+                        })
+                    }
+                };
+                let _ = job.reply.send(result);
+            }
+        }
+    }
+
+    /// Sends port `index`'s board the LEDs its events call for (the events
+    /// in `self.events`, not yet published), or again what it should show
+    /// when `resend` (the board came back).
+    fn update_leds(&mut self, index: usize, resend: bool) {
+        let port = &mut self.ports[index];
+        let Some(leds) = port.leds.as_mut() else {
+            return;
+        };
+        let number = port.number;
+        leds.events(self.events.iter().filter(|e| e.board == number));
+        if resend {
+            leds.forget_sent();
+        }
+        if !port.answering {
+            return;
+        }
+        let Some(want) = port.session.board_frame(number, leds.wanted()) else {
+            return;
+        };
+        if leds.sent() == Some(want) {
+            return;
+        }
+        let id = self.next_command;
+        self.next_command += 1;
+        if port
+            .commands
+            .try_send((id, DriverCommand::Leds(want)))
+            .is_ok()
+        {
+            leds.mark_sent(want);
         }
     }
 
@@ -687,19 +880,14 @@ impl Daemon {
         };
         let written = self
             .journal
-            .record_operator(
-                &port.key,
-                &port.path,
-                (!port.bus).then_some(port.number),
-                port.mode(),
-                &line,
-            )
+            .record_operator(&port.key, &port.header, &line)
             .map_err(|e| OperatorError::Journal(e.to_string()))?;
         let t = (port.base_ms + written).max(port.last_t);
         port.last_t = t;
         port.grid.tick_until(&mut port.session, t, &mut self.events);
         let outcome = port.session.operator(t, board, command, &mut self.events);
         let key = port.key.clone();
+        self.update_leds(index, false);
         self.publish(Some(&key));
         if outcome.is_ok() {
             self.hub.operator_notice(
@@ -713,9 +901,9 @@ impl Daemon {
     }
 
     /// An arbiter's clock setting for board `board`: White's and Black's
-    /// times mapped to the clock's sides as the tracker learned them, queued
-    /// as one set-and-run, and answered once the clock acks it or the queue
-    /// gives up (see [`ClockQueue`]).
+    /// times mapped to the clock's sides as the tracker learned them, sent to
+    /// the board's driver as one command, and answered once the clock acks
+    /// it or the driver gives up (see `ClockQueue` for DGT).
     fn set_clock(
         &mut self,
         board: u32,
@@ -728,8 +916,18 @@ impl Daemon {
             return;
         };
         let port = &mut self.ports[index];
-        let refused = if port.bus {
+        let family = port.protocol.family;
+        let settable = matches!(
+            (family.capabilities)(port.protocol.mode).clock,
+            ClockLink::ThroughBoard { settable: true }
+        );
+        let refused = if port.bus() {
             Some(OperatorError::ClockOnBus(board))
+        } else if !settable {
+            Some(OperatorError::NoClockCommands {
+                board,
+                family: family.title,
+            })
         } else if !port.answering {
             Some(OperatorError::BoardOffline(board))
         } else {
@@ -743,71 +941,30 @@ impl Daemon {
             let _ = reply.send(Err(OperatorError::ClockSidesUnknown(board)));
             return;
         };
-        let command = set_and_run(setting, white, lever);
+        let (left_ms, right_ms) = match white {
+            ClockSide::Left => (setting.white_ms, setting.black_ms),
+            ClockSide::Right => (setting.black_ms, setting.white_ms),
+        };
+        let command = DriverCommand::SetClock {
+            left_ms: left_ms.min(CLOCK_MAX_MS),
+            right_ms: right_ms.min(CLOCK_MAX_MS),
+            // The side the lever lets run counts down (the player to move).
+            running: lever.unwrap_or(white),
+            run: setting.run,
+        };
+        let id = self.next_command;
+        self.next_command += 1;
         let job = ClockJob { by, setting, reply };
-        if let Err((job, full)) = port.clock.push(job, command) {
+        if port.commands.try_send((id, command)).is_err() {
             let _ = job.reply.send(Err(OperatorError::ClockFailed {
                 board,
-                reason: full.to_string(),
+                reason: "the board's link is busy with earlier commands; wait for them to be \
+                         answered, then try again"
+                    .to_string(),
             }));
             return;
         }
-        self.pump_clock(index);
-    }
-
-    /// Writes the clock commands due on port `index` and answers those that
-    /// ended.
-    fn pump_clock(&mut self, index: usize) {
-        let now = self.epoch.elapsed().as_millis() as u64;
-        let port = &mut self.ports[index];
-        while let Some(bytes) = port.clock.poll_transmit(now) {
-            // The channel holds a few commands and the queue sends one at a
-            // time, so it is never full while the supervisor runs; a closed
-            // one means the daemon is stopping.
-            if port.writes.try_send(bytes).is_err() {
-                port.clock.link_lost();
-                break;
-            }
-        }
-        let number = port.number;
-        let mut ended = Vec::new();
-        while let Some(done) = port.clock.take_outcome() {
-            ended.push(done);
-        }
-        for (job, outcome) in ended {
-            let result = match outcome.failure() {
-                None => {
-                    let attempts = match outcome {
-                        ClockOutcome::Acked { attempts } => attempts,
-                        _ => 1,
-                    };
-                    self.hub.operator_notice(
-                        number,
-                        None,
-                        "set_clock",
-                        &format!(
-                            "{} (by {}; acked by the clock{})",
-                            job.setting.describe(),
-                            job.by,
-                            if attempts > 1 {
-                                " at the second try"
-                            } else {
-                                ""
-                            }
-                        ),
-                    );
-                    Ok(())
-                }
-                Some(reason) => {
-                    warn!(board = number, "clock command failed: {reason}");
-                    Err(OperatorError::ClockFailed {
-                        board: number,
-                        reason: reason.to_owned(),
-                    })
-                }
-            };
-            let _ = job.reply.send(result);
-        }
+        port.clock_jobs.insert(id, job);
     }
 
     fn online(&mut self, number: u32, online: bool, t_ms: u64, reason: &str) {
@@ -912,12 +1069,19 @@ impl Daemon {
                 port.last_t = t;
                 port.grid.tick_until(&mut port.session, t, &mut self.events);
             }
+            // An alert an arbiter resolved on the dashboard no longer lights
+            // the board.
+            let number = self.ports[i].number;
+            let hub = &self.hub;
+            if let Some(leds) = self.ports[i].leds.as_mut() {
+                leds.keep_open(|id| hub.open_alert_seq(number, id).is_some());
+            }
+            if !self.events.is_empty() || self.ports[i].leds.is_some() {
+                self.update_leds(i, false);
+            }
             if !self.events.is_empty() {
                 let key = self.ports[i].key.clone();
                 self.publish(Some(&key));
-            }
-            if !self.ports[i].clock.is_idle() {
-                self.pump_clock(i);
             }
         }
     }
@@ -984,6 +1148,20 @@ fn replay_port(journal: &Journal, port: &mut Port) -> Result<Replayed, DaemonErr
     for (run, off) in runs.iter().zip(offsets) {
         if run.torn_tail {
             torn.push(run.file.clone());
+        }
+        if run.protocol != port.protocol.family.name {
+            // The port was followed as another family then (a changed
+            // [[board]] protocol): those bytes mean nothing to this codec.
+            warn!(
+                file = %run.file.display(),
+                "recorded as {:?} but the port is now read as {:?}: not replayed",
+                run.protocol,
+                port.protocol.family.name
+            );
+            continue;
+        }
+        if let Err(e) = port.session.restore_settings(&run.settings) {
+            warn!(file = %run.file.display(), "{e}; replayed with the settings the board has now");
         }
         // The live run ticked its trackers on the grid of session time
         // (`TickGrid`), and some events (a hold expiring) came from those ticks,

@@ -1,7 +1,7 @@
-//! `eboard-bridge demo`: virtual DGT boards on pseudo-terminals playing real games
-//! into the real daemon.
+//! `eboard-bridge demo`: virtual boards of every registered family on
+//! pseudo-terminals playing real games into the real daemon.
 //!
-//! Nothing is short-circuited: each board is the virtual DGT board on its own pty,
+//! Nothing is short-circuited: each board is its family's virtual board on its own pty,
 //! and the daemon (`daemon::run`, the same code as `eboard-bridge run`) opens the
 //! ptys as serial ports, journals every byte, reconstructs the moves and fills the
 //! hub that feeds are served from. The demo only watches the hub, prints what an
@@ -34,6 +34,9 @@ const DEMO_GAMES: &str = include_str!("../assets/demo-games.pgn");
 pub struct DemoOptions {
     /// Number of virtual boards.
     pub boards: usize,
+    /// Only boards of this family; `None`: board `i` is of the `i`-th
+    /// registered family, in turn.
+    pub protocol: Option<String>,
     /// Thinking time is divided by this; hands move at human speed whatever it is.
     pub speed: f64,
     /// Seed of the hand model (each board adds its number).
@@ -52,6 +55,7 @@ impl Default for DemoOptions {
     fn default() -> Self {
         DemoOptions {
             boards: 8,
+            protocol: None,
             speed: 30.0,
             seed: 1,
             max_duration: None,
@@ -77,6 +81,14 @@ struct DemoBoard {
 pub fn run_cli(opts: &DemoOptions) -> anyhow::Result<ExitCode> {
     if opts.boards == 0 {
         anyhow::bail!("--boards must be at least 1");
+    }
+    if let Some(name) = &opts.protocol {
+        if eboard_protocols::family(name).is_none() {
+            anyhow::bail!(
+                "--protocol {name:?} is not a board family; write one of {}",
+                eboard_protocols::family_names()
+            );
+        }
     }
     if !(opts.speed.is_finite() && opts.speed > 0.0) {
         anyhow::bail!(
@@ -139,13 +151,19 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     config.tournament.site = Some("virtual boards".into());
     config.tournament.time_control = Some("5400+30".into());
 
+    let families: Vec<&'static eboard_protocols::family::Family> = match &opts.protocol {
+        Some(name) => eboard_protocols::family(name).into_iter().collect(),
+        None => eboard_protocols::families().to_vec(),
+    };
     let mut boards: BTreeMap<u32, DemoBoard> = BTreeMap::new();
     for i in 0..opts.boards {
         let number = i as u32 + 1;
+        let family = families[i % families.len()];
         let game = games[i % games.len()].clone();
         // Vary the set-up as a real hall does: every fourth board is turned round,
         // every third has White's clock on the right. The tracker must find both.
         let emulator_opts = EmulateOptions {
+            family,
             seed: opts.seed.wrapping_add(i as u64),
             speed: opts.speed,
             rotated: i % 4 == 3,
@@ -156,7 +174,8 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         let emulator = serve_pty(&game, &emulator_opts)
             .with_context(|| format!("cannot start virtual board {number}"))?;
         println!(
-            "board {number}: virtual DGT board on {} ({} - {}{}{})",
+            "board {number}: virtual {} board on {} ({} - {}{}{})",
+            family.title,
             emulator.path().display(),
             game.header("White").unwrap_or("?"),
             game.header("Black").unwrap_or("?"),
@@ -183,10 +202,11 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         });
         config.boards.push(BoardConfig {
             port: emulator.path().to_owned(),
-            protocol: Protocol::Dgt,
+            protocol: Protocol::single(family),
             bus: false,
             number: Some(number),
             serial: None,
+            leds: None,
         });
         boards.insert(
             number,

@@ -29,7 +29,7 @@ use eboard_protocols::dgt::{
     BusCommand, BusCommandKind, BusReply, Command, Decoder, Frame, Message, Mode,
 };
 
-use crate::config::{looks_like_dgt, Config, Protocol};
+use crate::config::{looks_like_dgt, Config};
 
 /// The configuration file the packaged service reads (its unit passes
 /// `${CONFIGURATION_DIRECTORY}/eboard-bridge.toml`).
@@ -436,7 +436,7 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System) -> Vec<BoardPort
         if ports.iter().any(|p| p.path == b.port) {
             continue;
         }
-        let bus = b.effective_protocol() == Protocol::DgtBus;
+        let bus = b.effective_protocol().is_bus();
         let label = match (bus, b.number) {
             (true, _) => "bus".to_string(),
             (false, Some(n)) => format!("board {n}"),

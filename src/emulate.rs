@@ -1,16 +1,23 @@
-//! `eboard-bridge emulate`: a virtual DGT board on a pseudo-terminal, playing a
-//! game from a PGN file in real time.
+//! `eboard-bridge emulate`: a virtual board of any registered family on a
+//! pseudo-terminal, playing a game from a PGN file in real time.
 //!
-//! The daemon (or any DGT software) opens the pty's slave side as if it were a
-//! board's serial port. The virtual board answers its commands, and the hand
-//! model plays the game on it, so the host sees field updates and clock
-//! messages exactly as from a real board.
+//! The daemon (or any software for that board) opens the pty's slave side as
+//! if it were the board's serial port. The virtual board answers its commands,
+//! and the hand model plays the game on it, so the host sees exactly what a
+//! real board sends (DGT field updates and clock messages, Millennium status
+//! frames, Certabo lines, …).
+//!
+//! A family read over USB HID (Chessnut) is served on a pty too, as a stand-in
+//! for its hidraw node: the bytes are the same reports (report id first), one
+//! after the other. On a real hidraw node every read returns exactly one
+//! report; on the pty reads may join or split them, so the codecs frame
+//! reports by their content, never by read boundaries (docs/boards.md).
 //!
 //! [`serve_pty`] is the reusable core: it starts one board on its own pty and
 //! thread and returns a handle, so the demo and tests can run many boards in
-//! one process; [`serve_bus_pty`] puts several boards on one line (bus mode). The loop polls the non-blocking master side every few
-//! milliseconds: the protocol runs at 9600 baud, a millisecond a byte, so this
-//! adds no visible latency and needs no async runtime inside.
+//! one process; [`serve_bus_pty`] puts several boards on one line (DGT bus
+//! mode). The loop polls the non-blocking master side every few milliseconds:
+//! this adds no visible latency and needs no async runtime inside.
 
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
@@ -22,9 +29,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use eboard_protocols::dgt::virtual_board::{VirtualBoardConfig, VirtualBus};
-use eboard_protocols::hand::{self, HandConfig};
+use eboard_protocols::family::{Family, VirtualDevice, VirtualSpec};
+use eboard_protocols::hand::{self, HandConfig, PhysicalBoard};
 use eboard_protocols::ClockSide;
+use shakmaty::Position;
 
 use crate::games::{load_pgn_file, Game, GamesError};
 
@@ -59,6 +67,8 @@ pub enum EmulateError {
 /// How a virtual board is run.
 #[derive(Clone, Debug)]
 pub struct EmulateOptions {
+    /// The board family emulated.
+    pub family: &'static Family,
     pub seed: u64,
     /// Thinking time is divided by this (10 = ten times faster).
     pub speed: f64,
@@ -68,7 +78,8 @@ pub struct EmulateOptions {
     pub rotated: bool,
     /// White's clock is on the right.
     pub clock_right: bool,
-    pub board: VirtualBoardConfig,
+    /// The virtual board's build (its seed is replaced by `seed`).
+    pub board: VirtualSpec,
     /// Start playing this long after the host's first byte (rather than at once),
     /// so a host that connects late still sees the whole game.
     pub start_after_host: Option<u64>,
@@ -79,12 +90,13 @@ pub struct EmulateOptions {
 impl Default for EmulateOptions {
     fn default() -> Self {
         EmulateOptions {
+            family: &eboard_protocols::dgt::FAMILY,
             seed: 0,
             speed: 1.0,
             hand_speed: 1.0,
             rotated: false,
             clock_right: false,
-            board: VirtualBoardConfig::default(),
+            board: VirtualSpec::default(),
             start_after_host: Some(2_000),
             link: None,
         }
@@ -194,19 +206,13 @@ pub fn serve_bus_pty(
     games: &[Game],
     opts: &EmulateOptions,
 ) -> Result<EmulatorHandle, EmulateError> {
-    use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
-    let pty = nix::pty::openpty(None, None).map_err(EmulateError::Pty)?;
-    // Raw mode: no echo, no line editing, every byte passes untouched.
-    let mut t = tcgetattr(&pty.slave).map_err(EmulateError::Pty)?;
-    cfmakeraw(&mut t);
-    tcsetattr(&pty.slave, SetArg::TCSANOW, &t).map_err(EmulateError::Pty)?;
-    let path = nix::unistd::ttyname(&pty.slave).map_err(EmulateError::Pty)?;
-    set_nonblocking(&pty.master)?;
+    let (path, master, slave) = crate::device::raw_pty().map_err(EmulateError::Pty)?;
+    set_nonblocking(&master)?;
     if let Some(link) = &opts.link {
         make_link(link, &path)?;
     }
 
-    let mut boards = Vec::with_capacity(games.len());
+    let mut pieces = Vec::with_capacity(games.len());
     let mut scripts = Vec::with_capacity(games.len());
     for (i, game) in games.iter().enumerate() {
         let seed = opts.seed.wrapping_add(i as u64);
@@ -224,24 +230,22 @@ pub fn serve_bus_pty(
             ..HandConfig::default()
         };
         scripts.push(hand::play(&game.start, &game.moves, &hand_cfg).actions);
-        boards.push(crate::sim::bus_board(
-            &opts.board,
-            seed,
-            i,
-            game,
-            opts.rotated,
-        ));
+        pieces.push(PhysicalBoard::from_board(game.start.board(), opts.rotated));
     }
+    let spec = VirtualSpec {
+        seed: opts.seed,
+        ..opts.board.clone()
+    };
+    let device = (opts.family.virtual_device)(&spec, pieces);
 
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicUsize::new(0));
-    let master = File::from(pty.master);
+    let master = File::from(master);
     // Our own slave descriptor stays open for the board's lifetime: without it
     // the master reads EIO whenever the host closes the port.
-    let slave = pty.slave;
     let line = Line {
-        bus: VirtualBus::new(boards),
+        device,
         next: vec![0; scripts.len()],
         scripts,
     };
@@ -267,7 +271,7 @@ pub fn serve_bus_pty(
 
 /// The boards on one line and the hands playing on them.
 struct Line {
-    bus: VirtualBus,
+    device: Box<dyn VirtualDevice>,
     scripts: Vec<Vec<hand::TimedAction>>,
     /// Per board, the next action to do.
     next: Vec<usize>,
@@ -281,7 +285,7 @@ impl Line {
                 if base + a.t_ms > now {
                     break;
                 }
-                self.bus
+                self.device
                     .apply(i, now, a.action)
                     .expect("the hand model produced a physically impossible action");
                 self.next[i] += 1;
@@ -298,13 +302,7 @@ impl Line {
 
     /// The next time anything is due: a board event or a hand action.
     fn next_due(&self, base: Option<u64>) -> u64 {
-        let mut due = self
-            .bus
-            .boards
-            .iter()
-            .map(|b| b.next_event_at())
-            .min()
-            .unwrap_or(u64::MAX);
+        let mut due = self.device.next_event_at();
         if let Some(b) = base {
             for (s, &n) in self.scripts.iter().zip(&self.next) {
                 if let Some(a) = s.get(n) {
@@ -340,7 +338,7 @@ fn run_loop(
             match master.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    line.bus.receive_host(now, &buf[..n]);
+                    line.device.receive_host(now, &buf[..n]);
                     base.get_or_insert(now);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -356,8 +354,8 @@ fn run_loop(
                 done.store(true, Ordering::Relaxed);
             }
         }
-        line.bus.advance(now);
-        out.extend(line.bus.take_output());
+        line.device.advance(now);
+        out.extend(line.device.take_output());
         while let Some((t, bytes)) = out.front_mut() {
             if *t > now {
                 break;
@@ -398,6 +396,8 @@ fn run_loop(
 /// Command-line options of `eboard-bridge emulate`.
 #[derive(Clone, Debug)]
 pub struct EmulateArgs {
+    /// The board family's name (`dgt`, `millennium`, …).
+    pub protocol: String,
     pub pgn: PathBuf,
     pub link: Option<PathBuf>,
     /// 1-based game number in the file.
@@ -434,8 +434,16 @@ pub fn run_cli(args: &EmulateArgs) -> anyhow::Result<ExitCode> {
             args.speed
         );
     }
+    let Some(family) = eboard_protocols::family(&args.protocol) else {
+        anyhow::bail!(
+            "--protocol {:?} is not a board family; write one of {}",
+            args.protocol,
+            eboard_protocols::family_names()
+        );
+    };
     let game = load_game(&args.pgn, args.game)?;
     let opts = EmulateOptions {
+        family,
         seed: args.seed,
         speed: args.speed,
         rotated: args.rotated,
@@ -447,7 +455,8 @@ pub fn run_cli(args: &EmulateArgs) -> anyhow::Result<ExitCode> {
     println!("{}", handle.path().display());
     if let Some(link) = handle.link() {
         eprintln!(
-            "eboard-bridge: virtual DGT board on {} (link {})",
+            "eboard-bridge: virtual {} board on {} (link {})",
+            family.title,
             handle.path().display(),
             link.display()
         );

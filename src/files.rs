@@ -16,11 +16,12 @@ pub const DIR_MODE: u32 = 0o700;
 pub const FILE_MODE: u32 = 0o600;
 
 /// The daemon's own folders under the data directory.
-pub const SUBDIRS: [&str; 6] = [
+pub const SUBDIRS: [&str; 7] = [
     "journal",
     "journal/captures",
     "journal/events",
     "games",
+    "boards",
     "operator",
     "broadcast",
 ];

@@ -71,7 +71,13 @@ pub fn capture_reader(data: &[u8]) {
         &mut Discard,
     );
     match (&read_error, &result) {
-        (None, Err(crate::replay::ReplayError::UnsupportedProtocol(_))) => {}
+        (
+            None,
+            Err(
+                crate::replay::ReplayError::UnsupportedProtocol(..)
+                | crate::replay::ReplayError::Settings(_),
+            ),
+        ) => {}
         (None, Err(e)) => panic!("the reader took the capture, replay refused it: {e}"),
         (Some(_), Ok(_)) => panic!("replay took a capture the reader refused: {read_error:?}"),
         (Some(CaptureError::Empty), Err(_)) | (Some(_), Err(_)) | (None, Ok(_)) => {}

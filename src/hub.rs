@@ -136,6 +136,8 @@ pub struct PublicBoard {
 pub struct ArbiterBoard {
     pub public: PublicBoard,
     pub port: Option<String>,
+    /// The board's family ("DGT", "Certabo", …), once a port follows it.
+    pub family: Option<String>,
     /// Notices not yet resolved: alerts until the tracker or an arbiter resolves
     /// them (acknowledged ones stay), "offline" until the board is back.
     pub open: Vec<ArbiterEvent>,
@@ -158,6 +160,7 @@ impl ArbiterBoard {
 struct BoardSlot {
     number: u32,
     port: Option<String>,
+    family: Option<String>,
     online: bool,
     picture: Option<Picture>,
     recorder: GameRecorder,
@@ -180,6 +183,7 @@ impl BoardSlot {
         BoardSlot {
             number,
             port: None,
+            family: None,
             online: false,
             picture: None,
             recorder: GameRecorder::new(GameInfo {
@@ -411,6 +415,13 @@ impl Hub {
     pub fn register(&self, number: u32, port: &str) {
         let mut s = self.lock();
         s.slot(number).port = Some(port.to_owned());
+    }
+
+    /// Says which family board `number` is ("DGT", "Certabo", …), for the
+    /// arbiters' dashboard.
+    pub fn set_family(&self, number: u32, family: &str) {
+        let mut s = self.lock();
+        s.slot(number).family = Some(family.to_owned());
     }
 
     /// Takes one tracker event. With `publish = false` (rebuilding from the
@@ -760,6 +771,7 @@ impl Hub {
             .map(|b| ArbiterBoard {
                 public: b.public(),
                 port: b.port.clone(),
+                family: b.family.clone(),
                 open: b.open.clone(),
                 acknowledged: b.acknowledged.clone(),
             })

@@ -29,6 +29,7 @@ use crate::capture::{
 };
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::pgn::GameRecord;
+use eboard_protocols::family::Settings;
 
 /// Captures and event logs are fsynced at least this often when written to.
 pub const SYNC_INTERVAL: Duration = Duration::from_millis(200);
@@ -101,10 +102,40 @@ pub fn port_key(path: &Path) -> String {
         .collect()
 }
 
+/// What a port's capture header records about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortHeader {
+    pub port: PathBuf,
+    /// The board's number, for a single-board port.
+    pub board: Option<u32>,
+    /// The board family (the header's `protocol`).
+    pub protocol: &'static str,
+    pub mode: PortMode,
+    /// What the family's codec starts with (the header's `settings`).
+    pub settings: Settings,
+}
+
+impl PortHeader {
+    /// A header for `port` with no settings.
+    pub fn new(port: &Path, board: Option<u32>, protocol: &'static str, mode: PortMode) -> Self {
+        PortHeader {
+            port: port.to_owned(),
+            board,
+            protocol,
+            mode,
+            settings: Settings::new(),
+        }
+    }
+}
+
 /// One earlier run's traffic on a port, read back.
 #[derive(Debug)]
 pub struct RecordedRun {
     pub file: PathBuf,
+    /// The board family the run's header names.
+    pub protocol: String,
+    /// The settings the run's codec started with.
+    pub settings: Settings,
     /// When the run started (header field `started_unix_ms`).
     pub started_unix_ms: u64,
     pub chunks: Vec<Chunk>,
@@ -202,6 +233,64 @@ impl Journal {
         self.run_unix_ms
     }
 
+    /// The file where port `key`'s board keeps its family's settings between
+    /// runs (Certabo: the calibration of piece ids).
+    pub fn board_settings_path(&self, key: &str) -> PathBuf {
+        self.data_dir.join("boards").join(format!("{key}.json"))
+    }
+
+    /// Port `key`'s board's saved settings (empty when none were saved). A
+    /// file that cannot be read gives empty settings and the reason, for the
+    /// log: the board then learns them again (Certabo: calibrates again from
+    /// the start position).
+    pub fn load_board_settings(&self, key: &str) -> (Settings, Option<String>) {
+        let path = self.board_settings_path(key);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Settings::new(), None),
+            Err(e) => {
+                return (
+                    Settings::new(),
+                    Some(format!("cannot read {}: {e}", path.display())),
+                )
+            }
+        };
+        match serde_json::from_str::<Settings>(&text) {
+            Ok(s) => (s, None),
+            Err(e) => (
+                Settings::new(),
+                Some(format!(
+                    "{} is not a JSON object of strings: {e}",
+                    path.display()
+                )),
+            ),
+        }
+    }
+
+    /// Saves port `key`'s board's settings, replacing the file atomically.
+    pub fn save_board_settings(&self, key: &str, settings: &Settings) -> Result<(), JournalError> {
+        let path = self.board_settings_path(key);
+        let dir = self.data_dir.join("boards");
+        create_dir(&dir)?;
+        let tmp = dir.join(format!(".{key}.json.tmp"));
+        let err = |source| JournalError::Write {
+            path: path.clone(),
+            source,
+        };
+        let text =
+            serde_json::to_string_pretty(settings).map_err(|e| err(std::io::Error::other(e)))?;
+        let mut f = crate::files::options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)
+            .map_err(err)?;
+        f.write_all(text.as_bytes()).map_err(err)?;
+        f.sync_all().map_err(err)?;
+        std::fs::rename(&tmp, &path).map_err(err)?;
+        Ok(())
+    }
+
     fn captures_dir(&self, key: &str) -> PathBuf {
         self.data_dir.join("journal/captures").join(key)
     }
@@ -236,6 +325,8 @@ impl Journal {
                 // A header cut by a crash right after creating the file.
                 continue;
             };
+            let protocol = reader.header().protocol.clone();
+            let settings = reader.header().settings.clone();
             let started_unix_ms = reader
                 .header()
                 .extra
@@ -258,6 +349,8 @@ impl Journal {
             }
             runs.push(RecordedRun {
                 file,
+                protocol,
+                settings,
                 started_unix_ms,
                 chunks,
                 operators,
@@ -271,12 +364,10 @@ impl Journal {
     pub fn record_chunk(
         &mut self,
         key: &str,
-        port: &Path,
-        board: Option<u32>,
-        mode: PortMode,
+        header: &PortHeader,
         chunk: &Chunk,
     ) -> Result<(), JournalError> {
-        self.open_capture(key, port, board, mode)?;
+        self.open_capture(key, header)?;
         let c = self.captures.get_mut(key).expect("inserted above");
         c.writer
             .write_chunk(chunk)
@@ -296,12 +387,10 @@ impl Journal {
     pub fn record_operator(
         &mut self,
         key: &str,
-        port: &Path,
-        board: Option<u32>,
-        mode: PortMode,
+        header: &PortHeader,
         op: &OperatorLine,
     ) -> Result<u64, JournalError> {
-        self.open_capture(key, port, board, mode)?;
+        self.open_capture(key, header)?;
         let c = self.captures.get_mut(key).expect("inserted above");
         let op = OperatorLine {
             t_ms: op.t_ms.max(c.writer.last_t_ms()),
@@ -319,13 +408,7 @@ impl Journal {
         Ok(op.t_ms)
     }
 
-    fn open_capture(
-        &mut self,
-        key: &str,
-        port: &Path,
-        board: Option<u32>,
-        mode: PortMode,
-    ) -> Result<(), JournalError> {
+    fn open_capture(&mut self, key: &str, port: &PortHeader) -> Result<(), JournalError> {
         if !self.captures.contains_key(key) {
             let dir = self.captures_dir(key);
             create_dir(&dir)?;
@@ -339,11 +422,12 @@ impl Journal {
                     path: path.clone(),
                     source,
                 })?;
-            let mut header = CaptureHeader::new("dgt");
+            let mut header = CaptureHeader::new(port.protocol);
             header.started = Some(rfc3339(self.run_unix_ms));
-            header.port = Some(port.display().to_string());
-            header.board = board.map(|b| b.to_string());
-            header.mode = Some(mode);
+            header.port = Some(port.port.display().to_string());
+            header.board = port.board.map(|b| b.to_string());
+            header.mode = Some(port.mode);
+            header.settings = port.settings.clone();
             header
                 .extra
                 .insert("started_unix_ms".into(), self.run_unix_ms.into());
@@ -799,6 +883,8 @@ mod tests {
     fn run(started: u64, last_t: u64) -> RecordedRun {
         RecordedRun {
             file: PathBuf::new(),
+            protocol: "dgt".into(),
+            settings: Settings::new(),
             started_unix_ms: started,
             chunks: vec![Chunk {
                 t_ms: last_t,
@@ -830,10 +916,9 @@ mod tests {
             dir: Direction::In,
             bytes: vec![0x8e, 0, 5, 9, 1],
         };
-        j.record_chunk("p", Path::new("/p"), Some(1), PortMode::Single, &chunk(5))
-            .unwrap();
-        j.record_chunk("p", Path::new("/p"), Some(1), PortMode::Single, &chunk(9))
-            .unwrap();
+        let header = PortHeader::new(Path::new("/p"), Some(1), "dgt", PortMode::Single);
+        j.record_chunk("p", &header, &chunk(5)).unwrap();
+        j.record_chunk("p", &header, &chunk(9)).unwrap();
         j.sync().unwrap();
         let file = j.captures["p"].path.clone();
         drop(j);

@@ -22,6 +22,7 @@ pub mod games;
 pub mod http;
 pub mod hub;
 pub mod journal;
+pub mod leds;
 pub mod limits;
 pub mod metrics;
 pub mod names;

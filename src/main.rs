@@ -44,8 +44,11 @@ enum Command {
         #[arg(required = true, value_name = "CAPTURE")]
         captures: Vec<PathBuf>,
     },
-    /// Run a virtual DGT board on a pseudo-terminal, playing a game from a PGN file.
+    /// Run a virtual board on a pseudo-terminal, playing a game from a PGN file.
     Emulate {
+        /// The board family: dgt, millennium, certabo, chessnut or occupancy.
+        #[arg(long, value_name = "NAME", default_value = "dgt")]
+        protocol: String,
         /// The game to play (the first game of the file unless --game is given).
         #[arg(long, value_name = "FILE")]
         pgn: PathBuf,
@@ -73,6 +76,10 @@ enum Command {
         /// Number of virtual boards.
         #[arg(long, default_value_t = 8)]
         boards: usize,
+        /// Only boards of this family (dgt, millennium, certabo, chessnut,
+        /// occupancy); by default the boards take every family in turn.
+        #[arg(long, value_name = "NAME")]
+        protocol: Option<String>,
         /// Thinking time is divided by this (hands still move at human speed).
         #[arg(long, default_value_t = 30.0)]
         speed: f64,
@@ -106,6 +113,7 @@ fn main() -> ExitCode {
             eboard_bridge::replay::run_cli(events.as_deref(), &captures)
         }
         Command::Emulate {
+            protocol,
             pgn,
             link,
             game,
@@ -114,6 +122,7 @@ fn main() -> ExitCode {
             rotated,
             clock_right,
         } => eboard_bridge::emulate::run_cli(&eboard_bridge::emulate::EmulateArgs {
+            protocol,
             pgn,
             link,
             game,
@@ -124,6 +133,7 @@ fn main() -> ExitCode {
         }),
         Command::Demo {
             boards,
+            protocol,
             speed,
             seed,
             max_seconds,
@@ -131,6 +141,7 @@ fn main() -> ExitCode {
             listen,
         } => eboard_bridge::demo::run_cli(&eboard_bridge::demo::DemoOptions {
             boards,
+            protocol,
             speed,
             seed,
             max_duration: max_seconds.map(std::time::Duration::from_secs),

@@ -55,6 +55,8 @@ pub enum OperatorError {
     DaemonGone,
     #[error("board {0} is on a DGT bus, and the bus protocol cannot pass commands to a clock: set the times on the clock by hand")]
     ClockOnBus(u32),
+    #[error("board {board} is a {family} board: its protocol carries no clock, so there is no clock to set; set the times on the clock by hand")]
+    NoClockCommands { board: u32, family: &'static str },
     #[error("board {0}'s clock sides are not known yet (the daemon learns which side is White's when the clock is started or first pressed): set the times on the clock by hand, or start the clock and try again")]
     ClockSidesUnknown(u32),
     #[error("board {0} is not answering: check its cable, then try again")]

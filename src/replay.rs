@@ -1,6 +1,7 @@
 //! `eboard-bridge replay [--events FILE] CAPTURE...`: captures in, games out.
 //!
-//! Each capture is streamed line by line through a [`DgtSession`] (bounded memory
+//! Each capture is streamed line by line through a [`Session`] with the codec
+//! of the family its header names (bounded memory
 //! whatever its size); its games are printed as PGN on stdout, each as soon as it
 //! is complete, and with `--events` every event is written as one JSON line. A
 //! capture that turns out malformed is reported on stderr with its file name and
@@ -16,12 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use eboard_protocols::dgt::Mode;
 
 use crate::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode, Record};
 use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
-use crate::session::{CaptureDriver, DgtSession, SessionStats};
+use crate::session::{CaptureDriver, Session, SessionStats};
 use crate::tracker::TrackerConfig;
 
 /// How long after the last chunk the trackers are ticked, so that holds expire
@@ -43,10 +43,12 @@ pub enum ReplayError {
     #[error(transparent)]
     Capture(#[from] CaptureError),
     #[error(
-        "line 1: protocol {0:?} is not supported by replay (only \"dgt\" is); \
+        "line 1: protocol {0:?} is not a board family this version reads ({1}); \
          the capture was written by a newer recorder"
     )]
-    UnsupportedProtocol(String),
+    UnsupportedProtocol(String, String),
+    #[error("line 1: {0}")]
+    Settings(#[from] eboard_protocols::family::SetupError),
     #[error("cannot write the output: {0}")]
     Output(#[source] io::Error),
 }
@@ -83,15 +85,16 @@ pub fn replay<R: BufRead>(
 ) -> Result<ReplaySummary, ReplayError> {
     let mut reader = CaptureReader::new(input)?;
     let header = reader.header().clone();
-    if header.protocol != "dgt" {
-        return Err(ReplayError::UnsupportedProtocol(header.protocol));
-    }
-    let mode = match header.mode {
-        Some(PortMode::Bus) => Mode::Bus,
-        Some(PortMode::Single) | None => Mode::Single,
+    let Some(family) = eboard_protocols::family(&header.protocol) else {
+        return Err(ReplayError::UnsupportedProtocol(
+            header.protocol,
+            eboard_protocols::family_names(),
+        ));
     };
+    let mode = header.mode.unwrap_or(PortMode::Single);
+    let session = Session::for_family(family, board, mode, &header.settings, config.clone())?;
     let mut run = Run {
-        driver: CaptureDriver::new(DgtSession::new(board, mode, config.clone())),
+        driver: CaptureDriver::new(session),
         recorders: BTreeMap::new(),
         info: base_info(&header),
         events: Vec::new(),
@@ -107,7 +110,7 @@ pub fn replay<R: BufRead>(
             Ok(Some(Record::Operator(op))) => {
                 // A single-board capture has one board, whatever number the
                 // daemon gave it; a bus capture names its boards.
-                let target = if mode == Mode::Single {
+                let target = if mode == PortMode::Single {
                     board
                 } else {
                     op.board

@@ -58,10 +58,11 @@ fn config(dir: &Path, link: &Path) -> Config {
     c.tournament.name = Some("Sweep Open".into());
     c.boards = vec![BoardConfig {
         port: link.to_owned(),
-        protocol: Protocol::Dgt,
+        protocol: Protocol::DGT,
         bus: false,
         number: Some(1),
         serial: None,
+        leds: None,
     }];
     c.pairings = vec![PairingConfig {
         round: None,

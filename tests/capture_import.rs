@@ -3,8 +3,9 @@
 use eboard_bridge::capture::{
     import, CaptureHeader, CaptureReader, CaptureWriter, Chunk, Direction,
 };
-use eboard_bridge::session::DgtSession;
+use eboard_bridge::session::Session;
 use eboard_bridge::tracker::TrackerConfig;
+use eboard_protocols::dgt::DgtCodec;
 use eboard_protocols::dgt::Mode;
 use eboard_protocols::{Picture, Sensed};
 use shakmaty::{Board, Square};
@@ -14,8 +15,8 @@ fn data(path: &str) -> String {
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
 }
 
-fn session_over(chunks: &[Chunk]) -> DgtSession {
-    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+fn session_over(chunks: &[Chunk]) -> Session {
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut events = Vec::new();
     for c in chunks {
         session.feed(c, &mut events);
@@ -126,7 +127,7 @@ fn field_updates_before_the_first_dump_wait_for_it() {
         dir: Direction::In,
         bytes: vec![0x8e, 0x00, 0x05, 52, 0x00],
     };
-    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut events = Vec::new();
     session.feed(&update, &mut events);
     assert_eq!(session.stats().updates_before_dump, 1);

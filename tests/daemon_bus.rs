@@ -43,10 +43,11 @@ async fn eight_boards_behind_one_bus_port_are_all_followed_exactly() {
         if i % 2 == 0 {
             boards.push(BoardConfig {
                 port: link.clone(),
-                protocol: Protocol::DgtBus,
+                protocol: Protocol::DGT_BUS,
                 bus: false,
                 number: Some(11 + i as u32 / 2),
                 serial: Some(format!("{address:05}")),
+                leds: None,
             });
             numbers.push(11 + i as u32 / 2);
         } else {

@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use eboard_bridge::capture::Direction;
-use eboard_bridge::device::{run_single_link, supervise, LinkError, LinkEvent, LinkTimings};
+use eboard_bridge::device::{raw_pty, run_link, supervise, LinkError, LinkEvent};
+use eboard_protocols::dgt::driver::startup as dgt_startup;
+use eboard_protocols::family::{DriverSetup, DriverTimings, PortMode};
 use tokio::sync::mpsc;
 
 /// A pty nobody answers on: the slave path, and the master kept open (so the
@@ -15,34 +17,34 @@ fn silent_pty() -> (
     std::os::fd::OwnedFd,
     std::os::fd::OwnedFd,
 ) {
-    use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let mut t = tcgetattr(&pty.slave).unwrap();
-    cfmakeraw(&mut t);
-    tcsetattr(&pty.slave, SetArg::TCSANOW, &t).unwrap();
-    let path = nix::unistd::ttyname(&pty.slave).unwrap();
-    (path, pty.master, pty.slave)
+    raw_pty().unwrap()
 }
 
-const FAST: LinkTimings = LinkTimings {
-    probe: Duration::from_millis(200),
-    silence: Duration::from_millis(700),
-    bus_poll: Duration::from_millis(100),
+const FAST: DriverTimings = DriverTimings {
+    probe_ms: 200,
+    silence_ms: 700,
+    poll_ms: 100,
 };
+
+fn dgt() -> DriverSetup {
+    DriverSetup {
+        mode: PortMode::Single,
+        timings: FAST,
+    }
+}
 
 #[tokio::test]
 async fn a_silent_board_is_probed_then_declared_gone() {
     let (path, _master, _slave) = silent_pty();
     let (tx, mut rx) = mpsc::channel(64);
     let started = Instant::now();
-    let (_writes_tx, mut writes) = mpsc::channel(4);
-    let result = run_single_link(&path, Instant::now(), FAST, tx, &mut writes).await;
+    let (_commands_tx, mut commands) = mpsc::channel(4);
+    let family = &eboard_protocols::dgt::FAMILY;
+    let result = run_link(&path, family, &dgt(), Instant::now(), tx, &mut commands).await;
     let took = started.elapsed();
-    assert!(
-        matches!(result, Err(LinkError::Silent { .. })),
-        "{result:?}"
-    );
-    assert!(took >= FAST.silence && took < FAST.silence * 3, "{took:?}");
+    assert!(matches!(result, Err(LinkError::Board { .. })), "{result:?}");
+    let silence = Duration::from_millis(FAST.silence_ms);
+    assert!(took >= silence && took < silence * 3, "{took:?}");
     let mut out = Vec::new();
     while let Ok(e) = rx.try_recv() {
         match e {
@@ -54,7 +56,7 @@ async fn a_silent_board_is_probed_then_declared_gone() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    assert_eq!(out[0], eboard_bridge::device::dgt_startup());
+    assert_eq!(out[0], dgt_startup());
     assert!(
         out[1..].iter().filter(|b| b.as_slice() == [0x41]).count() >= 2,
         "clock probes while quiet: {out:?}"
@@ -67,8 +69,15 @@ async fn a_silent_board_is_probed_then_declared_gone() {
 async fn the_supervisor_reports_down_and_reopens() {
     let (path, _master, _slave) = silent_pty();
     let (tx, mut rx) = mpsc::channel(64);
-    let (_writes_tx, writes) = mpsc::channel(4);
-    let task = tokio::spawn(supervise(path, false, Instant::now(), FAST, tx, writes));
+    let (_commands_tx, commands) = mpsc::channel(4);
+    let task = tokio::spawn(supervise(
+        path,
+        &eboard_protocols::dgt::FAMILY,
+        dgt(),
+        Instant::now(),
+        tx,
+        commands,
+    ));
     let mut downs = 0;
     let mut startups = 0;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -78,9 +87,7 @@ async fn the_supervisor_reports_down_and_reopens() {
                 assert!(reason.contains("sent nothing"), "{reason}");
                 downs += 1;
             }
-            Ok(Some(LinkEvent::Chunk(c))) if c.bytes == eboard_bridge::device::dgt_startup() => {
-                startups += 1
-            }
+            Ok(Some(LinkEvent::Chunk(c))) if c.bytes == dgt_startup() => startups += 1,
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => break,
         }

@@ -114,10 +114,11 @@ async fn boards_behind_one_bus_port_are_all_followed() {
     let _bus = serve_bus_pty(&[game.clone(), game.clone(), game.clone()], &opts).unwrap();
     let bus_board = |serial: &str, number| BoardConfig {
         port: link.clone(),
-        protocol: Protocol::DgtBus,
+        protocol: Protocol::DGT_BUS,
         bus: false,
         number: Some(number),
         serial: Some(serial.into()),
+        leds: None,
     };
     // The third board is not configured: it is numbered by its address.
     let d = start(config(
@@ -239,10 +240,11 @@ async fn garbled_change_reports_are_asked_again_and_nothing_is_lost() {
         &dir.path().join("data"),
         vec![BoardConfig {
             port: link.clone(),
-            protocol: Protocol::DgtBus,
+            protocol: Protocol::DGT_BUS,
             bus: false,
             number: None,
             serial: None,
+            leds: None,
         }],
     ));
     let hub = d.hub.clone();

@@ -446,10 +446,11 @@ async fn the_daemons_own_pgn_files_read_cleanly_and_name_the_players() {
     config.pairings.push(pairing(2, 1, SCRIPT, QUOTE));
     config.boards.push(BoardConfig {
         port: emulator.path().to_owned(),
-        protocol: Protocol::Dgt,
+        protocol: Protocol::DGT,
         bus: false,
         number: Some(1),
         serial: None,
+        leds: None,
     });
     config.http.listen = "127.0.0.1:0".parse().unwrap();
     let hub = Arc::new(Hub::new());

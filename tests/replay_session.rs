@@ -7,7 +7,18 @@ use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, Por
 use eboard_bridge::events::Stamped;
 use eboard_bridge::pgn::GameRecord;
 use eboard_bridge::replay::{replay, ReplayError, ReplaySink};
-use eboard_bridge::session::DgtSession;
+use eboard_bridge::session::Session;
+use eboard_protocols::dgt::{DgtCodec, DgtStats};
+
+/// The DGT codec's own counters.
+fn dgt(session: &Session) -> &DgtStats {
+    session
+        .codec()
+        .as_any()
+        .downcast_ref::<DgtCodec>()
+        .expect("a DGT session")
+        .dgt_stats()
+}
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::dgt::{
     BusCommand, BusCommandKind, BusMessage, BusReply, BwTime, Command, DgtSideTime, EeRecord,
@@ -104,7 +115,7 @@ fn chunked(traffic: &[(Direction, Vec<u8>)], size: usize) -> Vec<Chunk> {
 #[test]
 fn bus_boards_are_tracked_by_address_whatever_the_chunking() {
     for size in [1, 2, 3, 7, 64, 1000] {
-        let mut session = DgtSession::new(9, Mode::Single, TrackerConfig::default());
+        let mut session = Session::new(9, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
         session.set_bus_board_number(77, 4);
         let mut events = Vec::new();
         for c in chunked(&bus_traffic(), size) {
@@ -117,8 +128,12 @@ fn bus_boards_are_tracked_by_address_whatever_the_chunking() {
             stats.last_decode_error
         );
         assert_eq!(stats.frames, 6, "size {size}");
-        assert_eq!(stats.mode_switches, 2, "into bus mode and out again");
-        assert_eq!(session.mode(), Mode::Single);
+        assert_eq!(
+            dgt(&session).mode_switches,
+            2,
+            "into bus mode and out again"
+        );
+        assert_eq!(session.mode(), PortMode::Single);
         assert_eq!(session.board_info().serial.as_deref(), Some("01025"));
 
         let boards: Vec<(u16, u32)> = session.bus_boards().map(|(a, n, _)| (a, n)).collect();
@@ -156,7 +171,7 @@ fn clock_reading(left_s: u8, right_s: u8) -> BwTime {
 
 #[test]
 fn blank_and_clockless_readings_are_not_given_to_the_tracker() {
-    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut events = Vec::new();
     let no_clock = BwTime {
         no_clock: true,
@@ -173,8 +188,8 @@ fn blank_and_clockless_readings_are_not_given_to_the_tracker() {
         };
         session.feed(&chunk, &mut events);
     }
-    assert_eq!(session.stats().blank_clock_readings, 1);
-    assert_eq!(session.stats().no_clock_readings, 1);
+    assert_eq!(dgt(&session).blank_clock_readings, 1);
+    assert_eq!(dgt(&session).no_clock_readings, 1);
     assert!(session.board_info().no_clock);
     assert!(events.is_empty(), "{events:?}");
     let chunk = Chunk {
@@ -191,7 +206,7 @@ fn blank_and_clockless_readings_are_not_given_to_the_tracker() {
 
 #[test]
 fn garbage_is_counted_never_fatal() {
-    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut events = Vec::new();
     let mut bytes = vec![0x01, 0x02, 0x03];
     bytes.extend(single(Message::SerialNumber("12345".into())));
@@ -258,7 +273,7 @@ fn a_bus_capture_header_starts_the_decoder_in_bus_mode() {
 
 #[test]
 fn other_protocols_are_refused_with_a_reason() {
-    let header = CaptureHeader::new("millennium");
+    let header = CaptureHeader::new("novag");
     let bytes = CaptureWriter::new(Vec::new(), &header)
         .unwrap()
         .into_inner();
@@ -269,8 +284,8 @@ fn other_protocols_are_refused_with_a_reason() {
         &mut Collect::default(),
     )
     .unwrap_err();
-    assert!(matches!(err, ReplayError::UnsupportedProtocol(ref p) if p == "millennium"));
-    assert!(err.to_string().contains("only \"dgt\""), "{err}");
+    assert!(matches!(err, ReplayError::UnsupportedProtocol(ref p, _) if p == "novag"));
+    assert!(err.to_string().contains("\"dgt\""), "{err}");
 }
 
 /// The real recording played on two boards of one bus at once: the bus replies
@@ -376,9 +391,9 @@ fn two_bus_boards_replay_to_two_games() {
 #[test]
 fn from_start_history_gives_only_the_resulting_picture() {
     let pawn = Sensed::Piece(Role::Pawn.of(Color::White));
-    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
     let mut events = Vec::new();
-    let mut feed = |t_ms: u64, bytes: Vec<u8>, session: &mut DgtSession| {
+    let mut feed = |t_ms: u64, bytes: Vec<u8>, session: &mut Session| {
         session.feed(
             &Chunk {
                 t_ms,
@@ -422,7 +437,7 @@ fn from_start_history_gives_only_the_resulting_picture() {
         4,
         "one picture for the whole history"
     );
-    assert_eq!(session.stats().ee_records_unused, 1);
+    assert_eq!(dgt(&session).ee_records_unused, 1);
     let picture = session.bus_picture(5).unwrap();
     assert_eq!(picture.get(Square::D4), pawn);
     assert_eq!(picture.get(Square::E4), pawn);
@@ -438,7 +453,7 @@ fn from_start_history_gives_only_the_resulting_picture() {
 
 #[test]
 fn end_busmode_leaves_bus_mode() {
-    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
     let mut events = Vec::new();
     let end = host(HostFrame::Bus(BusCommand {
         kind: BusCommandKind::EndBusMode,
@@ -452,7 +467,7 @@ fn end_busmode_leaves_bus_mode() {
         },
         &mut events,
     );
-    assert_eq!(session.mode(), Mode::Single);
+    assert_eq!(session.mode(), PortMode::Single);
     let ping = host(HostFrame::Bus(BusCommand {
         kind: BusCommandKind::Ping,
         address: 0,
@@ -465,7 +480,7 @@ fn end_busmode_leaves_bus_mode() {
         },
         &mut events,
     );
-    assert_eq!(session.mode(), Mode::Bus);
+    assert_eq!(session.mode(), PortMode::Bus);
 }
 
 /// A bus board's change report holds its clock records (one per lever change)
@@ -476,9 +491,9 @@ fn end_busmode_leaves_bus_mode() {
 #[test]
 fn bus_clock_records_are_presses_given_after_the_next_scan() {
     use eboard_bridge::events::{GameEvent, TrackerEvent};
-    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
     let mut events = Vec::new();
-    let feed = |session: &mut DgtSession, t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
+    let feed = |session: &mut Session, t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
         session.feed(
             &Chunk {
                 t_ms,
@@ -544,7 +559,7 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
         vec![(1, "e2e4".into(), 5_000), (2, "e7e5".into(), 5_300)],
         "{events:#?}"
     );
-    assert_eq!(session.stats().ee_presses, 2);
+    assert_eq!(dgt(&session).ee_presses, 2);
     // The next clock poll shows the lever where the records left it: no
     // further press, nothing withdrawn, no alert.
     let before = events.len();
@@ -590,7 +605,7 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
         &mut events,
     );
     assert_eq!(
-        session.stats().ee_presses,
+        dgt(&session).ee_presses,
         3,
         "the record takes the poll's place"
     );
@@ -683,7 +698,7 @@ fn assert_quiet_session(events: &[Stamped]) {
 #[test]
 fn a_bus_clock_started_between_polls_is_learned_from_the_first_press_record() {
     use eboard_bridge::events::{ColorName, GameEvent, TrackerEvent};
-    let mut session = DgtSession::new(1, Mode::Bus, TrackerConfig::default());
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
     let mut events = Vec::new();
     let mut feed = |t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
         session.feed(

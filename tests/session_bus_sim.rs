@@ -1,7 +1,7 @@
 //! Boards in bus mode, polled on the daemon's schedule with time simulated:
 //! the hand model plays real games on virtual boards sharing one line, the host
 //! asks each board for its changes every 300 ms and for its clock every 2 s, and
-//! the recorded line goes through `DgtSession` as the daemon's loop would feed
+//! the recorded line goes through `Session` as the daemon's loop would feed
 //! it. Hands act between the host's commands exactly when their scripts say, so
 //! every race the real line has (a press between a board's change report and
 //! its clock reading, both players pressing between two polls) comes up here,
@@ -12,9 +12,10 @@ use std::path::PathBuf;
 
 use eboard_bridge::events::{GameEvent, Severity, Stamped, TrackerEvent};
 use eboard_bridge::games::{load_index, Game};
-use eboard_bridge::session::DgtSession;
-use eboard_bridge::sim::{simulate_bus, BusPolling, SimOptions};
+use eboard_bridge::session::Session;
+use eboard_bridge::sim::{simulate_bus, SimOptions};
 use eboard_bridge::tracker::{start_number, TrackerConfig};
+use eboard_protocols::dgt::DgtCodec;
 use eboard_protocols::dgt::Mode;
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
@@ -60,8 +61,8 @@ fn play_bus(
     } else {
         ClockSide::Left
     };
-    let run = simulate_bus(games, &opts, &BusPolling::default());
-    let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+    let run = simulate_bus(games, &opts);
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut events: Vec<Stamped> = Vec::new();
     let mut last = 0;
     for chunk in &run.chunks {

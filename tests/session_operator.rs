@@ -6,14 +6,15 @@ mod live_daemon;
 
 use eboard_bridge::events::{Stamped, TrackerEvent};
 use eboard_bridge::operator::{OperatorError, TrackerCommand};
-use eboard_bridge::session::DgtSession;
+use eboard_bridge::session::Session;
 use eboard_bridge::tracker::TrackerConfig;
+use eboard_protocols::dgt::DgtCodec;
 use eboard_protocols::dgt::Mode;
 
 /// The capture with White's illegal queen move, through a session numbered 4
 /// (ticked every 100 ms, as the daemon does); `before` is applied first.
 fn run(before: Option<TrackerCommand>) -> Vec<Stamped> {
-    let mut session = DgtSession::new(4, Mode::Single, TrackerConfig::default());
+    let mut session = Session::new(4, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut out = Vec::new();
     if let Some(c) = before {
         session.operator(0, 4, &c, &mut out).unwrap();
@@ -62,7 +63,7 @@ fn an_inactive_board_raises_no_alerts_but_keeps_its_record() {
 
 #[test]
 fn a_command_for_another_board_is_refused() {
-    let mut session = DgtSession::new(4, Mode::Single, TrackerConfig::default());
+    let mut session = Session::new(4, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut out = Vec::new();
     assert_eq!(
         session.operator(0, 9, &TrackerCommand::SetActive { active: false }, &mut out),

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use eboard_bridge::events::{GameEvent, Severity, Stamped, TrackerEvent};
 use eboard_bridge::games::load_index;
-use eboard_bridge::session::DgtSession;
+use eboard_bridge::session::Session;
 use eboard_bridge::sim::{simulate, SimOptions};
 use eboard_bridge::tracker::{start_number, TrackerConfig};
+use eboard_protocols::dgt::DgtCodec;
 use eboard_protocols::dgt::Mode;
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
@@ -67,7 +68,7 @@ fn run(step: usize, rotated: bool, clock_right: bool, stress: bool) -> Tally {
             ClockSide::Left
         };
         let run = simulate(game, &opts);
-        let mut session = DgtSession::new(1, Mode::Single, TrackerConfig::default());
+        let mut session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
         let mut events: Vec<Stamped> = Vec::new();
         let mut last = 0;
         for chunk in &run.chunks {

@@ -288,7 +288,7 @@
     }
     info.appendChild(el("div", null, b.last_move ? "Last move: " + b.last_move.san + " (ply " + b.last_move.ply + ")" : "No move yet"));
     if (b.result && b.result !== "*") info.appendChild(el("div", null, "Result: " + b.result));
-    if (b.port) info.appendChild(el("div", "muted", b.port));
+    if (b.port) info.appendChild(el("div", "muted", (b.family ? b.family + " board on " : "") + b.port));
     live.appendChild(info);
     c.live.replaceWith(live);
     c.live = live;

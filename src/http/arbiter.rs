@@ -195,7 +195,9 @@ fn operator_error(e: &OperatorError) -> Response {
         | OperatorError::UnknownBoard(_) => StatusCode::BAD_REQUEST,
         OperatorError::NoGame(_) | OperatorError::NoRetraction(_) => StatusCode::CONFLICT,
         OperatorError::NoDaemon | OperatorError::DaemonGone => StatusCode::SERVICE_UNAVAILABLE,
-        OperatorError::ClockOnBus(_) | OperatorError::ClockSidesUnknown(_) => StatusCode::CONFLICT,
+        OperatorError::ClockOnBus(_)
+        | OperatorError::ClockSidesUnknown(_)
+        | OperatorError::NoClockCommands { .. } => StatusCode::CONFLICT,
         // The board or its clock, beyond this server, did not do it.
         OperatorError::BoardOffline(_) | OperatorError::ClockFailed { .. } => {
             StatusCode::BAD_GATEWAY
@@ -356,6 +358,7 @@ async fn board_state(State(s): State<AppState>) -> Response {
                 "online": b.public.online,
                 "active": !t.inactive.contains(&n),
                 "port": b.port,
+                "family": b.family,
                 "white": pairing.map(|p| &p.0.name),
                 "black": pairing.map(|p| &p.1.name),
                 "players": pairing.map(|p| json!({"white": player_json(&p.0), "black": player_json(&p.1)})),

@@ -89,6 +89,10 @@ pub struct TrackerConfig {
     pub time_control: Option<TimeControl>,
     /// Whether rapid/blitz games are adequately supervised (A.3/B.3) or not (A.4/B.4).
     pub regime: Regime,
+    /// What the board's sensors can tell and how they report (identity or
+    /// occupancy, every change or periodic frames, clock or none), from its
+    /// family's capabilities. The default is a DGT board's.
+    pub sensor: eboard_protocols::family::SensorProfile,
 }
 
 impl Default for TrackerConfig {
@@ -117,6 +121,7 @@ impl Default for TrackerConfig {
             late_press_ms: 2_000,
             time_control: None,
             regime: Regime::default(),
+            sensor: eboard_protocols::family::SensorProfile::default(),
         }
     }
 }

@@ -9,9 +9,10 @@ use std::path::Path;
 
 use eboard_bridge::capture::{Chunk, PortMode};
 use eboard_bridge::events::Stamped;
-use eboard_bridge::journal::{port_key, Journal};
-use eboard_bridge::session::DgtSession;
+use eboard_bridge::journal::{port_key, Journal, PortHeader};
+use eboard_bridge::session::Session;
 use eboard_bridge::tracker::TrackerConfig;
+use eboard_protocols::dgt::DgtCodec;
 use eboard_protocols::dgt::Mode;
 
 /// The daemon's loop tick, which recovery reproduces between chunks.
@@ -19,7 +20,11 @@ const TICK_MS: u64 = 100;
 
 /// The events a single-board port's session derives from `chunks`.
 pub fn derive(board: u32, chunks: &[Chunk]) -> Vec<Stamped> {
-    let mut session = DgtSession::new(board, Mode::Single, TrackerConfig::default());
+    let mut session = Session::new(
+        board,
+        DgtCodec::boxed(Mode::Single),
+        TrackerConfig::default(),
+    );
     let mut events = Vec::new();
     let mut next_tick = chunks.first().map_or(0, |c| c.t_ms) + TICK_MS;
     for c in chunks {
@@ -42,10 +47,9 @@ pub fn seed_port(
     events: &[Stamped],
 ) {
     let key = port_key(port);
+    let header = PortHeader::new(port, Some(board), "dgt", PortMode::Single);
     for c in chunks {
-        journal
-            .record_chunk(&key, port, Some(board), PortMode::Single, c)
-            .unwrap();
+        journal.record_chunk(&key, &header, c).unwrap();
     }
     for e in events {
         journal.record_event(e, None).unwrap();

@@ -82,10 +82,11 @@ pub fn resumed(game: &Game, from: usize) -> Game {
 pub fn single(port: &Path, number: u32) -> BoardConfig {
     BoardConfig {
         port: port.to_owned(),
-        protocol: Protocol::Dgt,
+        protocol: Protocol::DGT,
         bus: false,
         number: Some(number),
         serial: None,
+        leds: None,
     }
 }
 

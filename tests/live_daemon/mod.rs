@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
+use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, PortMode};
 use eboard_bridge::emulate::load_game;
 use eboard_bridge::journal::port_key;
-use eboard_bridge::sim::{send_start_up, SimOptions};
-use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig};
+use eboard_bridge::sim::{run_line, SimOptions};
+use eboard_protocols::family::{DriverSetup, VirtualSpec};
 use eboard_protocols::hand::{self, HandConfig, PhysicalAction, PhysicalBoard, TimedAction};
 use shakmaty::{Color, Piece, Position, Role, Square};
 
@@ -50,17 +50,17 @@ pub fn game_capture(then: Then) -> Vec<Chunk> {
     };
     let script = hand::play(&game.start, &game.moves, &hand_cfg);
     let pieces = PhysicalBoard::from_board(game.start.board(), false);
-    let mut board = VirtualBoard::new(
-        VirtualBoardConfig {
+    let family = &eboard_protocols::dgt::FAMILY;
+    let mut board = (family.virtual_device)(
+        &VirtualSpec {
             seed: 7,
             ..opts.board.clone()
         },
-        pieces,
+        vec![pieces],
     );
-    let mut chunks = Vec::new();
-    let t = send_start_up(&mut board, &opts, &mut chunks);
+    let mut driver = (family.driver)(&DriverSetup::default());
     let mut actions: Vec<TimedAction> = script.actions.clone();
-    let mut end = actions.last().map_or(t, |a| a.t_ms);
+    let mut end = actions.last().map_or(opts.host_start_ms, |a| a.t_ms);
     if then == Then::KnightBack {
         let knight = Piece {
             color: Color::Black,
@@ -127,19 +127,15 @@ pub fn game_capture(then: Then) -> Vec<Chunk> {
         }
         end += 3_000;
     }
-    for a in &actions {
-        board.apply(a.t_ms, a.action).unwrap();
-    }
-    board.advance(end + 8_000);
-    for (t_ms, bytes) in board.take_output() {
-        chunks.push(Chunk {
-            t_ms,
-            dir: Direction::In,
-            bytes,
-        });
-    }
-    chunks.sort_by_key(|c| c.t_ms);
-    chunks
+    let timed: Vec<_> = actions.iter().map(|a| (a.t_ms, 0, a.action)).collect();
+    let tail = end + 8_000 - timed.last().map_or(end, |a| a.0);
+    run_line(
+        board.as_mut(),
+        driver.as_mut(),
+        &timed,
+        opts.host_start_ms,
+        tail,
+    )
 }
 
 /// Leaves `chunks` in the journal as an earlier run's capture of `port`.
