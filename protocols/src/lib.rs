@@ -11,14 +11,16 @@ pub mod clock;
 pub mod dgt;
 pub mod family;
 pub mod hand;
+pub mod millennium;
 pub mod picture;
+pub mod sensors;
 
 use family::Family;
 
 /// The registration table: every board family the project reads, and the only
 /// place that lists them. Everything else (the daemon, `replay`, recovery,
 /// `emulate`, the demo, the benches, the tests) finds families here.
-pub static FAMILIES: &[&Family] = &[&dgt::FAMILY];
+pub static FAMILIES: &[&Family] = &[&dgt::FAMILY, &millennium::FAMILY];
 
 /// The registered families.
 pub fn families() -> &'static [&'static Family] {
