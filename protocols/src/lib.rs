@@ -7,6 +7,7 @@
 //! virtual boards share one implementation.
 
 pub mod blind_hand;
+pub mod certabo;
 pub mod clock;
 pub mod dgt;
 pub mod family;
@@ -20,7 +21,7 @@ use family::Family;
 /// The registration table: every board family the project reads, and the only
 /// place that lists them. Everything else (the daemon, `replay`, recovery,
 /// `emulate`, the demo, the benches, the tests) finds families here.
-pub static FAMILIES: &[&Family] = &[&dgt::FAMILY, &millennium::FAMILY];
+pub static FAMILIES: &[&Family] = &[&dgt::FAMILY, &millennium::FAMILY, &certabo::FAMILY];
 
 /// The registered families.
 pub fn families() -> &'static [&'static Family] {
