@@ -8,6 +8,7 @@
 
 pub mod blind_hand;
 pub mod certabo;
+pub mod chessnut;
 pub mod clock;
 pub mod dgt;
 pub mod family;
@@ -21,7 +22,12 @@ use family::Family;
 /// The registration table: every board family the project reads, and the only
 /// place that lists them. Everything else (the daemon, `replay`, recovery,
 /// `emulate`, the demo, the benches, the tests) finds families here.
-pub static FAMILIES: &[&Family] = &[&dgt::FAMILY, &millennium::FAMILY, &certabo::FAMILY];
+pub static FAMILIES: &[&Family] = &[
+    &dgt::FAMILY,
+    &millennium::FAMILY,
+    &certabo::FAMILY,
+    &chessnut::FAMILY,
+];
 
 /// The registered families.
 pub fn families() -> &'static [&'static Family] {
