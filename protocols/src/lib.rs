@@ -14,6 +14,7 @@ pub mod dgt;
 pub mod family;
 pub mod hand;
 pub mod millennium;
+pub mod occupancy;
 pub mod picture;
 pub mod sensors;
 
@@ -27,6 +28,7 @@ pub static FAMILIES: &[&Family] = &[
     &millennium::FAMILY,
     &certabo::FAMILY,
     &chessnut::FAMILY,
+    &occupancy::FAMILY,
 ];
 
 /// The registered families.
