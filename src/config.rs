@@ -778,6 +778,12 @@ pub fn discover(dir: &Path, links_dir: &Path) -> Vec<Found> {
             if matches.is_empty() {
                 continue;
             }
+            if !matches
+                .iter()
+                .any(|(f, _)| right_hid_interface(f, &path, Path::new("/sys")))
+            {
+                continue;
+            }
             let probe = matches.len() > 1 || matches.iter().any(|(_, shared)| *shared);
             found.push(Found {
                 path,
@@ -796,6 +802,38 @@ pub fn discover(dir: &Path, links_dir: &Path) -> Vec<Found> {
         }
     }
     found
+}
+
+/// Whether `path` is the HID interface `family` reads: for a family read
+/// through hidraw on a given usage page, the node's report descriptor (under
+/// `sys`) must declare that page (a Chessnut has a second interface that
+/// sends no positions). Anything that is not a hidraw node, or whose
+/// descriptor cannot be read, is taken.
+pub fn right_hid_interface(family: &Family, path: &Path, sys: &Path) -> bool {
+    let transport = (family.driver)(&eboard_protocols::family::DriverSetup::default()).transport();
+    let eboard_protocols::family::Transport::Hidraw {
+        usage_page: Some(page),
+    } = transport
+    else {
+        return true;
+    };
+    let node = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let Some(name) = node.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return true;
+    };
+    if !name.starts_with("hidraw") {
+        return true;
+    }
+    let descriptor = sys
+        .join("class/hidraw")
+        .join(&name)
+        .join("device/report_descriptor");
+    let Ok(bytes) = std::fs::read(descriptor) else {
+        return true;
+    };
+    // A Usage Page item with a two-byte page: 0x06, low byte, high byte.
+    let [lo, hi] = page.to_le_bytes();
+    bytes.windows(3).any(|w| w == [0x06, lo, hi])
 }
 
 /// The USB ids in a link name the udev rules make for boards found by ids:
@@ -966,6 +1004,103 @@ mod tests {
             BTreeMap::from([(1025u16, 3u32), (1026, 4)])
         );
         assert_eq!(plans[1].number, 1, "the lowest free number");
+    }
+
+    #[test]
+    fn discovery_finds_boards_by_name_by_family_link_and_by_usb_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let by_id = dir.path().join("by-id");
+        let links = dir.path().join("chessboard");
+        std::fs::create_dir_all(&by_id).unwrap();
+        std::fs::create_dir_all(&links).unwrap();
+        let target = dir.path().join("node");
+        std::fs::write(&target, "").unwrap();
+        for (d, name) in [
+            (&by_id, "usb-Digital_Game_Technology_DGT_Board_01025-if00"),
+            (&by_id, "usb-Silicon_Labs_CP2102_0001-if00-port0"),
+            (&links, "dgt-01026"),
+            (&links, "usb-10c4-ea60-ttyUSB1"),
+            (&links, "usb-2d80-8001-hidraw3"),
+            (&links, "usb-1234-5678-ttyUSB2"),
+        ] {
+            std::os::unix::fs::symlink(&target, d.join(name)).unwrap();
+        }
+        let found = discover(&by_id, &links);
+        let seen: Vec<(String, Vec<&str>, bool)> = found
+            .iter()
+            .map(|f| {
+                (
+                    f.path.file_name().unwrap().to_string_lossy().into_owned(),
+                    f.families.iter().map(|f| f.name).collect(),
+                    f.probe,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    "usb-Digital_Game_Technology_DGT_Board_01025-if00".into(),
+                    vec!["dgt"],
+                    false
+                ),
+                ("dgt-01026".into(), vec!["dgt"], false),
+                (
+                    "usb-10c4-ea60-ttyUSB1".into(),
+                    vec!["certabo", "occupancy"],
+                    true
+                ),
+                ("usb-2d80-8001-hidraw3".into(), vec!["chessnut"], false),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_vendor_hid_interface_of_a_chessnut_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let chessnut = eboard_protocols::family("chessnut").unwrap();
+        for (name, descriptor) in [
+            ("hidraw3", vec![0x06, 0x00, 0xff, 0x09, 0x01]),
+            ("hidraw4", vec![0x05, 0x01, 0x09, 0x06]),
+        ] {
+            let dev = dir.path().join("class/hidraw").join(name).join("device");
+            std::fs::create_dir_all(&dev).unwrap();
+            std::fs::write(dev.join("report_descriptor"), descriptor).unwrap();
+        }
+        let node = |n: &str| PathBuf::from("/dev").join(n);
+        assert!(right_hid_interface(chessnut, &node("hidraw3"), dir.path()));
+        assert!(!right_hid_interface(chessnut, &node("hidraw4"), dir.path()));
+        // No descriptor to read (a stand-in, another kernel): taken.
+        assert!(right_hid_interface(chessnut, &node("hidraw9"), dir.path()));
+        assert!(right_hid_interface(chessnut, &node("ttyUSB0"), dir.path()));
+    }
+
+    #[test]
+    fn protocols_are_registered_family_names() {
+        let c = parse("[[board]]\nport = \"/dev/x\"\nprotocol = \"certabo\"\n").unwrap();
+        assert_eq!(c.port_plans()[0].protocol.family.name, "certabo");
+        let e = parse("[[board]]\nport = \"/dev/x\"\nprotocol = \"certabo-bus\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"chessnut\""), "the names are listed: {e}");
+        let e = parse("[[board]]\nport = \"/dev/x\"\nprotocol = \"chessnut\"\nbus = true\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("board[1].bus"), "{e}");
+    }
+
+    #[test]
+    fn leds_are_off_in_tournament_mode_unless_a_board_says() {
+        assert!(Config::default().leds_by_default());
+        let c = parse(
+            "[tournament]\nname = \"Open\"\n[[board]]\nport = \"/dev/a\"\n\
+             [[board]]\nport = \"/dev/b\"\nleds = true\n",
+        )
+        .unwrap();
+        assert!(!c.leds_for(Path::new("/dev/a")));
+        assert!(c.leds_for(Path::new("/dev/b")));
+        let c = parse("[leds]\nenabled = false\n").unwrap();
+        assert!(!c.leds_by_default());
     }
 
     #[test]

@@ -25,6 +25,7 @@ use crate::games::{load_pgn, Game};
 use crate::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
 use crate::publish::{PairingConfig, Player};
 use crate::service::start_http_with_commands;
+use eboard_protocols::family::VirtualSpec;
 
 /// The embedded games (public domain, from the GNU Chess opening book).
 const DEMO_GAMES: &str = include_str!("../assets/demo-games.pgn");
@@ -200,6 +201,17 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
             white: player("White"),
             black: player("Black"),
         });
+        // What the board keeps with it (a Certabo set's calibration), as an
+        // earlier session would have left it: the demo's boards start
+        // playing too soon after the daemon connects for a calibration from
+        // the start position, and some of them stand turned round.
+        let kept = (family.kept_settings)(&VirtualSpec {
+            seed: emulator_opts.seed,
+            ..emulator_opts.board.clone()
+        });
+        if !kept.is_empty() {
+            keep_settings(&data_dir, emulator.path(), &kept)?;
+        }
         config.boards.push(BoardConfig {
             port: emulator.path().to_owned(),
             protocol: Protocol::single(family),
@@ -328,6 +340,18 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         }
     }
     Ok(faithful)
+}
+
+/// Leaves `settings` as what the board on `port` keeps (see
+/// `docs/journal.md`, *Board settings*).
+fn keep_settings(
+    data_dir: &std::path::Path,
+    port: &std::path::Path,
+    settings: &eboard_protocols::family::Settings,
+) -> anyhow::Result<()> {
+    let journal = crate::journal::Journal::open(data_dir)?;
+    journal.save_board_settings(&crate::journal::port_key(port), settings)?;
+    Ok(())
 }
 
 /// Prints a public event the way an operator watching the demo wants it, and

@@ -657,7 +657,8 @@ fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
     }
     let pty = node.starts_with("/dev/pts");
     let usb = node.file_name().is_some_and(|n| {
-        n.to_string_lossy().starts_with("ttyUSB") || n.to_string_lossy().starts_with("ttyACM")
+        let n = n.to_string_lossy();
+        n.starts_with("ttyUSB") || n.starts_with("ttyACM") || n.starts_with("hidraw")
     });
 
     // Who else has it open (a pseudo-terminal's other side is its program: expected).
@@ -777,7 +778,7 @@ fn check_permissions(
             r.warn(
                 topic.to_string(),
                 format!(
-                    "{} is not a ttyUSB/ttyACM device: the service's device policy (DevicePolicy=closed with DeviceAllow=char-ttyUSB and char-ttyACM) will refuse it",
+                    "{} is not a ttyUSB/ttyACM/hidraw device: the service's device policy (DevicePolicy=closed with DeviceAllow=char-ttyUSB, char-ttyACM and char-hidraw) will refuse it",
                     node.display()
                 ),
                 "fine for `eboard-bridge run` by hand; for the service, add DeviceAllow= for this device in `systemctl edit eboard-bridge`",

@@ -111,6 +111,8 @@ pub struct EmulatorHandle {
     stop: Arc<AtomicBool>,
     done: Arc<AtomicBool>,
     dropped_bytes: Arc<AtomicUsize>,
+    /// What each board's LEDs show, as the host last set them.
+    leds: Arc<std::sync::Mutex<Vec<Option<shakmaty::Bitboard>>>>,
     thread: Option<JoinHandle<Result<(), EmulateError>>>,
 }
 
@@ -128,6 +130,15 @@ impl EmulatorHandle {
     /// The game has been played to the end (the board keeps answering).
     pub fn game_over(&self) -> bool {
         self.done.load(Ordering::Relaxed)
+    }
+
+    /// The squares board `board` of the line lights now, in its own frame
+    /// (`None`: a board without LEDs).
+    pub fn leds(&self, board: usize) -> Option<shakmaty::Bitboard> {
+        self.leds
+            .lock()
+            .ok()
+            .and_then(|l| l.get(board).copied().flatten())
     }
 
     /// Board bytes thrown away because nobody read the pty.
@@ -250,11 +261,12 @@ pub fn serve_bus_pty(
         scripts,
     };
     let wait_for_host = opts.start_after_host.is_some();
-    let (s, d, dr) = (stop.clone(), done.clone(), dropped.clone());
+    let leds = Arc::new(std::sync::Mutex::new(vec![None; games.len()]));
+    let (s, d, dr, lit) = (stop.clone(), done.clone(), dropped.clone(), leds.clone());
     let thread = std::thread::Builder::new()
         .name(format!("vboard {}", path.display()))
         .spawn(move || {
-            let r = run_loop(line, master, wait_for_host, &s, &d, &dr);
+            let r = run_loop(line, master, wait_for_host, &s, &d, &dr, &lit);
             drop(slave);
             r
         })
@@ -265,6 +277,7 @@ pub fn serve_bus_pty(
         stop,
         done,
         dropped_bytes: dropped,
+        leds,
         thread: Some(thread),
     })
 }
@@ -325,6 +338,7 @@ fn run_loop(
     stop: &AtomicBool,
     done: &AtomicBool,
     dropped: &AtomicUsize,
+    lit: &std::sync::Mutex<Vec<Option<shakmaty::Bitboard>>>,
 ) -> Result<(), EmulateError> {
     let epoch = Instant::now();
     let now_ms = || epoch.elapsed().as_millis() as u64;
@@ -340,6 +354,11 @@ fn run_loop(
                 Ok(n) => {
                     line.device.receive_host(now, &buf[..n]);
                     base.get_or_insert(now);
+                    if let Ok(mut l) = lit.lock() {
+                        for (i, slot) in l.iter_mut().enumerate() {
+                            *slot = line.device.leds(i);
+                        }
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
