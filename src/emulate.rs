@@ -217,14 +217,7 @@ pub fn serve_bus_pty(
     games: &[Game],
     opts: &EmulateOptions,
 ) -> Result<EmulatorHandle, EmulateError> {
-    let (path, master, slave) = crate::device::raw_pty().map_err(EmulateError::Pty)?;
-    set_nonblocking(&master)?;
-    if let Some(link) = &opts.link {
-        make_link(link, &path)?;
-    }
-
-    let mut pieces = Vec::with_capacity(games.len());
-    let mut scripts = Vec::with_capacity(games.len());
+    let mut boards = Vec::with_capacity(games.len());
     for (i, game) in games.iter().enumerate() {
         let seed = opts.seed.wrapping_add(i as u64);
         let hand_cfg = HandConfig {
@@ -240,9 +233,30 @@ pub fn serve_bus_pty(
             },
             ..HandConfig::default()
         };
-        scripts.push(hand::play(&game.start, &game.moves, &hand_cfg).actions);
-        pieces.push(PhysicalBoard::from_board(game.start.board(), opts.rotated));
+        boards.push((
+            PhysicalBoard::from_board(game.start.board(), opts.rotated),
+            hand::play(&game.start, &game.moves, &hand_cfg).actions,
+        ));
     }
+    serve_scripts_pty(boards, opts)
+}
+
+/// Starts virtual boards on one new pty, board `i` with the pieces and the
+/// hands' script of `boards[i]` (in the board's own frame, times from the
+/// host's first byte when `opts.start_after_host` is set): for tests that
+/// need actions no game has (pieces knocked over and left, …).
+pub fn serve_scripts_pty(
+    boards: Vec<(PhysicalBoard, Vec<hand::TimedAction>)>,
+    opts: &EmulateOptions,
+) -> Result<EmulatorHandle, EmulateError> {
+    let (path, master, slave) = crate::device::raw_pty().map_err(EmulateError::Pty)?;
+    set_nonblocking(&master)?;
+    if let Some(link) = &opts.link {
+        make_link(link, &path)?;
+    }
+    let count = boards.len();
+    let (pieces, scripts): (Vec<PhysicalBoard>, Vec<Vec<hand::TimedAction>>) =
+        boards.into_iter().unzip();
     let spec = VirtualSpec {
         seed: opts.seed,
         ..opts.board.clone()
@@ -261,7 +275,7 @@ pub fn serve_bus_pty(
         scripts,
     };
     let wait_for_host = opts.start_after_host.is_some();
-    let leds = Arc::new(std::sync::Mutex::new(vec![None; games.len()]));
+    let leds = Arc::new(std::sync::Mutex::new(vec![None; count]));
     let (s, d, dr, lit) = (stop.clone(), done.clone(), dropped.clone(), leds.clone());
     let thread = std::thread::Builder::new()
         .name(format!("vboard {}", path.display()))

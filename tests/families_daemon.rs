@@ -516,3 +516,154 @@ fn the_udev_rules_name_every_family_found_by_usb_ids() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leds_show_the_last_move_then_displaced_pieces_until_they_are_put_back() {
+    use eboard_bridge::emulate::serve_scripts_pty;
+    use eboard_protocols::hand::{self, HandConfig, PhysicalAction, PhysicalBoard, TimedAction};
+    use shakmaty::Position;
+
+    let dir = tempfile::tempdir().unwrap();
+    let chessnut = eboard_protocols::family("chessnut").unwrap();
+    let (game, want) = short_games("games/gnuchess-book-1.02-shared.pgn", 14..=20, 1).remove(0);
+    let hands = HandConfig {
+        seed: 5,
+        speed: 0.1,
+        start_ms: 4_500,
+        ..HandConfig::default()
+    };
+    let mut script = hand::play(&game.start, &game.moves, &hands).actions;
+    // After the game a piece of the side not to move is knocked onto an
+    // empty square (no move explains it), left there, then put back.
+    let mut end = game.start.clone();
+    for m in &game.moves {
+        end.play_unchecked(*m);
+    }
+    let idle = !end.turn();
+    let (from, piece) = end
+        .board()
+        .clone()
+        .into_iter()
+        .find(|(sq, p)| {
+            p.color == idle
+                && p.role != shakmaty::Role::King
+                && sq.rank() != shakmaty::Rank::First
+                && sq.rank() != shakmaty::Rank::Eighth
+        })
+        .or_else(|| {
+            end.board()
+                .clone()
+                .into_iter()
+                .find(|(_, p)| p.color == idle && p.role != shakmaty::Role::King)
+        })
+        .unwrap();
+    let to = Square::ALL
+        .into_iter()
+        .find(|&s| end.board().piece_at(s).is_none() && s.distance(from) >= 3)
+        .unwrap();
+    let t = script.last().unwrap().t_ms + 4_000;
+    for (dt, action) in [
+        (
+            0,
+            PhysicalAction::Lift {
+                square: from,
+                piece,
+            },
+        ),
+        (300, PhysicalAction::Place { square: to, piece }),
+        (12_000, PhysicalAction::Lift { square: to, piece }),
+        (
+            12_300,
+            PhysicalAction::Place {
+                square: from,
+                piece,
+            },
+        ),
+    ] {
+        script.push(TimedAction {
+            t_ms: t + dt,
+            action,
+        });
+    }
+    let link = dir.path().join("chessnut");
+    let opts = EmulateOptions {
+        family: chessnut,
+        seed: 5,
+        start_after_host: Some(0),
+        link: Some(link.clone()),
+        ..EmulateOptions::default()
+    };
+    let emulator = serve_scripts_pty(
+        vec![(PhysicalBoard::from_board(game.start.board(), false), script)],
+        &opts,
+    )
+    .unwrap();
+    let mut board = BoardConfig {
+        port: link,
+        protocol: Protocol::single(chessnut),
+        bus: false,
+        number: Some(1),
+        serial: None,
+        leds: None,
+    };
+    // Tournament mode turns lights off by default; this board says on.
+    let mut c = config(&dir.path().join("data"), Vec::new());
+    c.tournament.name = Some("Open".into());
+    board.leds = Some(true);
+    c.boards = vec![board];
+    let d = start(c);
+    let hub = d.hub.clone();
+    let last = squares(want.last().unwrap(), false);
+    wait_for(
+        "the game, and its last move lit",
+        Duration::from_secs(120),
+        || ucis(&hub, 1) == want && emulator.leds(0) == Some(last),
+    )
+    .await;
+    let displaced = Bitboard::from(from) | Bitboard::from(to);
+    wait_for("the displaced squares lit", Duration::from_secs(20), || {
+        emulator.leds(0) == Some(displaced)
+    })
+    .await;
+    wait_for(
+        "the last move lit again once they are back",
+        Duration::from_secs(20),
+        || emulator.leds(0) == Some(last),
+    )
+    .await;
+    assert_eq!(ucis(&hub, 1), want, "nothing published for the knock");
+    d.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lights_stay_off_in_tournament_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let chessnut = eboard_protocols::family("chessnut").unwrap();
+    let (game, want) = short_games("games/gnuchess-book-1.02-shared.pgn", 14..=20, 1).remove(0);
+    let link = dir.path().join("chessnut");
+    let emulator = board(chessnut, &game, 7, &link, false);
+    let mut c = config(
+        &dir.path().join("data"),
+        vec![BoardConfig {
+            port: link,
+            protocol: Protocol::single(chessnut),
+            bus: false,
+            number: Some(1),
+            serial: None,
+            leds: None,
+        }],
+    );
+    c.tournament.name = Some("Open".into());
+    let d = start(c);
+    let hub = d.hub.clone();
+    wait_for("the game", Duration::from_secs(90), || {
+        ucis(&hub, 1) == want
+    })
+    .await;
+    assert_eq!(
+        emulator.leds(0),
+        Some(Bitboard::EMPTY),
+        "only the start-up's all-off"
+    );
+    d.shutdown().await;
+}
