@@ -14,7 +14,9 @@
 //! `normal`/`trouble` a pace, `forget=0.1` a rate of forgotten presses, `quick`
 //! only the baseline (normal pace, no forgotten press); `show=I` prints game I
 //! in detail (hands' script around the first difference) under each condition;
-//! `family=NAME` plays on that family's virtual board (default `dgt`).
+//! `family=NAME` plays on that family's virtual board (default `dgt`);
+//! `clock=off` unplugs the DGT board's clock (to compare with families that
+//! have none); `frame=MS` sets a frame-reporting board's period.
 
 use std::path::Path;
 use std::time::Duration;
@@ -79,6 +81,17 @@ fn main() {
         None => &eboard_protocols::dgt::FAMILY,
     };
 
+    let clock_off = args.iter().any(|a| a == "clock=off");
+    let frame_ms = args
+        .iter()
+        .find_map(|a| a.strip_prefix("frame=")?.parse::<u64>().ok());
+    let board = |mut opts: SimOptions| {
+        opts.family = family;
+        opts.board.clock.present = !clock_off;
+        opts.board.frame_ms = frame_ms;
+        opts
+    };
+
     let index = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/expected/games-index.jsonl");
     let games: Vec<_> = load_index(&index)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", index.display()))
@@ -101,10 +114,7 @@ fn main() {
         // One game in detail, for finding out why it is not exact.
         let (name, game, _) = &games[i];
         for hands in &conditions {
-            let opts = SimOptions {
-                family,
-                ..sim_options_for(Setup::Normal, i as u64, noise_on(), *hands)
-            };
+            let opts = board(sim_options_for(Setup::Normal, i as u64, noise_on(), *hands));
             let out = run_game_as(game, &opts, hands.model);
             println!("{name} {hands:?}: exact {}", out.is_exact());
             if out.is_exact() {
@@ -151,9 +161,11 @@ fn main() {
         return;
     }
     println!(
-        "{} games, sensor noise on, {} boards",
+        "{} games, sensor noise on, {} boards{}{}",
         games.len(),
-        family.title
+        family.title,
+        if clock_off { ", no clock" } else { "" },
+        frame_ms.map_or(String::new(), |ms| format!(", a frame every {ms} ms"))
     );
     println!(
         "| hands | set-up | games | exact | plies lost | retractions /1000 games | warning/error alerts | info alerts | clk exact | results right |"
@@ -174,10 +186,7 @@ fn main() {
         for setup in Setup::ALL {
             let mut t = Tally::default();
             for (i, (name, game, expected)) in games.iter().enumerate() {
-                let opts = SimOptions {
-                    family,
-                    ..sim_options_for(setup, i as u64, noise, *hands)
-                };
+                let opts = board(sim_options_for(setup, i as u64, noise, *hands));
                 let out = run_game_as(game, &opts, hands.model);
                 runs += 1;
                 board_time += out.board_time;

@@ -8,6 +8,12 @@
 //! operator would want to see, and checks every verified move against the source
 //! game. The games are public-domain games embedded in the binary, so the demo
 //! needs no files on a fresh machine.
+//!
+//! Boards that report whole frames at a period (Certabo, Chessnut, occupancy
+//! boards) see only the result of what happens between two frames; their
+//! players think no faster than two frames a move on average, whatever
+//! `--speed` says, so the demo shows them at a pace they are read at
+//! (BENCHMARKS.md has what faster play costs).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,7 +31,8 @@ use crate::games::{load_pgn, Game};
 use crate::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
 use crate::publish::{PairingConfig, Player};
 use crate::service::start_http_with_commands;
-use eboard_protocols::family::VirtualSpec;
+use eboard_protocols::family::{PortMode, Reporting, VirtualSpec};
+use eboard_protocols::hand::HandConfig;
 
 /// The embedded games (public domain, from the GNU Chess opening book).
 const DEMO_GAMES: &str = include_str!("../assets/demo-games.pgn");
@@ -163,10 +170,16 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         let game = games[i % games.len()].clone();
         // Vary the set-up as a real hall does: every fourth board is turned round,
         // every third has White's clock on the right. The tracker must find both.
+        let speed = match (family.capabilities)(PortMode::Single).reporting {
+            Reporting::Frames { period_ms } => opts
+                .speed
+                .min(HandConfig::default().think_ms as f64 / (2.0 * period_ms as f64)),
+            Reporting::EveryChange { .. } => opts.speed,
+        };
         let emulator_opts = EmulateOptions {
             family,
             seed: opts.seed.wrapping_add(i as u64),
-            speed: opts.speed,
+            speed,
             rotated: i % 4 == 3,
             clock_right: i % 3 == 2,
             start_after_host: Some(1_500),
@@ -174,8 +187,9 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
         };
         let emulator = serve_pty(&game, &emulator_opts)
             .with_context(|| format!("cannot start virtual board {number}"))?;
+        let capabilities = (family.capabilities)(PortMode::Single);
         println!(
-            "board {number}: virtual {} board on {} ({} - {}{}{})",
+            "board {number}: virtual {} board on {} ({} - {}{}{}{})",
             family.title,
             emulator.path().display(),
             game.header("White").unwrap_or("?"),
@@ -185,10 +199,17 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
             } else {
                 ""
             },
-            if emulator_opts.clock_right {
+            if emulator_opts.clock_right
+                && !matches!(capabilities.clock, eboard_protocols::family::ClockLink::None)
+            {
                 ", White's clock on the right"
             } else {
                 ""
+            },
+            if speed < opts.speed {
+                format!(", players think {speed:.0}× faster: the board reports frames")
+            } else {
+                String::new()
             },
         );
         let player = |tag: &str| Player {
