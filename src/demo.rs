@@ -200,7 +200,10 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
                 ""
             },
             if emulator_opts.clock_right
-                && !matches!(capabilities.clock, eboard_protocols::family::ClockLink::None)
+                && !matches!(
+                    capabilities.clock,
+                    eboard_protocols::family::ClockLink::None
+                )
             {
                 ", White's clock on the right"
             } else {
