@@ -412,6 +412,81 @@ pub trait Driver: Send {
     fn next_deadline(&self) -> Option<u64>;
 }
 
+/// What every driver keeps of a link's life: when the board last spoke,
+/// when it was last asked for something, and whether the link was given up
+/// for silence.
+#[derive(Clone, Copy, Debug)]
+pub struct Liveness {
+    timings: DriverTimings,
+    started: bool,
+    failed: bool,
+    last_rx: u64,
+    last_probe: u64,
+}
+
+impl Liveness {
+    pub fn new(timings: DriverTimings) -> Liveness {
+        Liveness {
+            timings,
+            started: false,
+            failed: false,
+            last_rx: 0,
+            last_probe: 0,
+        }
+    }
+
+    /// The port was opened at `now_ms`.
+    pub fn start(&mut self, now_ms: u64) {
+        self.started = true;
+        self.last_rx = now_ms;
+        self.last_probe = now_ms;
+    }
+
+    /// The board sent bytes at `now_ms`.
+    pub fn heard(&mut self, now_ms: u64) {
+        self.last_rx = now_ms;
+    }
+
+    /// Whether the link runs (started, not given up).
+    pub fn running(&self) -> bool {
+        self.started && !self.failed
+    }
+
+    /// How long the board has been silent at `now_ms` once that is
+    /// `silence_ms` or more: the link is then given up (`running` turns
+    /// false) and the driver reports why.
+    pub fn silent(&mut self, now_ms: u64) -> Option<u64> {
+        let quiet = now_ms.saturating_sub(self.last_rx);
+        if self.running() && quiet >= self.timings.silence_ms {
+            self.failed = true;
+            return Some(quiet);
+        }
+        None
+    }
+
+    /// Whether to ask a quiet board for something now (it has said nothing
+    /// for `probe_ms`, and was not asked in the last `probe_ms`); counts the
+    /// probe as sent.
+    pub fn probe_due(&mut self, now_ms: u64) -> bool {
+        let due = now_ms.saturating_sub(self.last_rx) >= self.timings.probe_ms
+            && now_ms.saturating_sub(self.last_probe) >= self.timings.probe_ms;
+        if due {
+            self.last_probe = now_ms;
+        }
+        due
+    }
+
+    /// When a probe falls due.
+    pub fn probe_at(&self) -> u64 {
+        (self.last_rx + self.timings.probe_ms).max(self.last_probe + self.timings.probe_ms)
+    }
+
+    /// When the silence runs out.
+    pub fn silence_at(&self) -> u64 {
+        self.last_rx + self.timings.silence_ms
+    }
+}
+
 /// Sensor faults of a virtual board, each a probability per occupied square
 /// per scan (or frame). Off by default.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -456,7 +531,9 @@ impl Default for VirtualSpec {
 /// [`VirtualDevice::apply`].
 pub trait VirtualDevice: Send {
     /// How many boards are on the line.
-    fn boards(&self) -> usize;
+    fn boards(&self) -> usize {
+        1
+    }
     /// A hand acts on board `board` (or its clock) at `t_ms`.
     fn apply(
         &mut self,
@@ -474,7 +551,9 @@ pub trait VirtualDevice: Send {
     fn next_event_at(&self) -> u64;
     /// Board `board`'s clock's record of every press that completed a move
     /// (empty for boards without a clock).
-    fn presses(&self, board: usize) -> Vec<PressRecord>;
+    fn presses(&self, _board: usize) -> Vec<PressRecord> {
+        Vec::new()
+    }
     /// The squares board `board` lights now, in its own frame (`None`: no
     /// LEDs).
     fn leds(&self, board: usize) -> Option<Bitboard>;

@@ -8,8 +8,8 @@
 //! come faster), and declares the board gone after `silence_ms` without a line.
 
 use crate::family::{
-    CommandRefused, Driver, DriverCommand, DriverEvent, DriverSetup, DriverTimings, Parity,
-    SerialSettings, Transport,
+    CommandRefused, Driver, DriverCommand, DriverEvent, DriverSetup, DriverTimings, Liveness,
+    Parity, SerialSettings, Transport,
 };
 
 use super::lines::led_bytes;
@@ -33,24 +33,18 @@ pub fn driver(setup: &DriverSetup) -> Box<dyn Driver> {
 /// A board that pushes lines and takes LED commands.
 #[derive(Debug)]
 pub struct LineDriver {
-    timings: DriverTimings,
-    started: bool,
-    failed: bool,
+    link: Liveness,
     leds: Option<[u8; 8]>,
     last_led: Option<u64>,
-    last_rx: u64,
     events: Vec<DriverEvent>,
 }
 
 impl LineDriver {
     pub fn new(timings: DriverTimings) -> LineDriver {
         LineDriver {
-            timings,
-            started: false,
-            failed: false,
+            link: Liveness::new(timings),
             leds: None,
             last_led: None,
-            last_rx: 0,
             events: Vec::new(),
         }
     }
@@ -62,14 +56,13 @@ impl Driver for LineDriver {
     }
 
     fn start(&mut self, now_ms: u64) {
-        self.started = true;
-        self.last_rx = now_ms;
+        self.link.start(now_ms);
         // Whatever an earlier host left lit goes off.
         self.leds = Some([0; 8]);
     }
 
     fn board_bytes(&mut self, now_ms: u64, _bytes: &[u8]) {
-        self.last_rx = now_ms;
+        self.link.heard(now_ms);
     }
 
     fn command(
@@ -88,12 +81,10 @@ impl Driver for LineDriver {
     }
 
     fn poll_transmit(&mut self, now_ms: u64) -> Option<Vec<u8>> {
-        if !self.started || self.failed {
+        if !self.link.running() {
             return None;
         }
-        let quiet = now_ms.saturating_sub(self.last_rx);
-        if quiet >= self.timings.silence_ms {
-            self.failed = true;
+        if let Some(quiet) = self.link.silent(now_ms) {
             self.events.push(DriverEvent::Failed(format!(
                 "sent nothing for {quiet} ms, although the board sends its squares unasked every \
                  second; the board is unplugged, switched off or its cable is loose"
@@ -116,10 +107,10 @@ impl Driver for LineDriver {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        if !self.started || self.failed {
+        if !self.link.running() {
             return None;
         }
-        let silence = self.last_rx + self.timings.silence_ms;
+        let silence = self.link.silence_at();
         match (self.leds, self.last_led) {
             (Some(_), Some(t)) => Some((t + LED_GAP_MS).min(silence)),
             (Some(_), None) => Some(0),

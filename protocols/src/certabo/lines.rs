@@ -12,6 +12,8 @@ use std::fmt;
 
 use shakmaty::{Bitboard, File, Rank, Square};
 
+use crate::family::CodecStats;
+
 /// The longest line kept: a 320-number line is at most 1,281 characters.
 pub const MAX_LINE: usize = 2_048;
 
@@ -110,6 +112,52 @@ impl LineFramer {
                 self.line.push(b);
             }
         }
+    }
+}
+
+impl LineFramer {
+    /// Feeds `bytes` and returns the numbers of each whole line; every
+    /// problem is counted in `stats`.
+    pub fn read(&mut self, bytes: &[u8], stats: &mut CodecStats) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
+        let mut errors = Vec::new();
+        self.push(bytes, |l| lines.push(numbers(l)), |e| errors.push(e));
+        for e in errors {
+            stats.error(e);
+        }
+        lines
+            .into_iter()
+            .filter_map(|l| l.map_err(|e| stats.error(e)).ok())
+            .collect()
+    }
+}
+
+/// LED commands as the board takes them: 8 raw bytes, no header, so every
+/// eighth byte ends one.
+#[derive(Clone, Debug, Default)]
+pub struct LedCommands {
+    pending: Vec<u8>,
+    last: [u8; 8],
+}
+
+impl LedCommands {
+    /// Takes host bytes; returns how many commands they completed.
+    pub fn push(&mut self, bytes: &[u8]) -> usize {
+        let mut done = 0;
+        for &b in bytes {
+            self.pending.push(b);
+            if self.pending.len() == 8 {
+                self.last.copy_from_slice(&self.pending);
+                self.pending.clear();
+                done += 1;
+            }
+        }
+        done
+    }
+
+    /// The squares the last command lights.
+    pub fn squares(&self) -> Bitboard {
+        led_squares(&self.last)
     }
 }
 

@@ -87,8 +87,8 @@ pub struct CertaboCodec {
     /// The last frames while not calibrated.
     recent: VecDeque<[Id; 64]>,
     stats: CodecStats,
-    /// Host bytes not yet making up an 8-byte LED command.
-    host_pending: usize,
+    /// The host's LED commands.
+    host: lines::LedCommands,
 }
 
 impl CertaboCodec {
@@ -165,25 +165,13 @@ impl Codec for CertaboCodec {
     }
 
     fn board_bytes(&mut self, _t_ms: u64, bytes: &[u8], out: &mut Vec<Observed>) {
-        let mut lines = Vec::new();
-        let mut errors = Vec::new();
-        self.framer
-            .push(bytes, |l| lines.push(lines::numbers(l)), |e| errors.push(e));
-        for e in errors {
-            self.stats.error(e);
-        }
-        for l in lines {
-            match l {
-                Ok(numbers) => self.line(numbers, out),
-                Err(e) => self.stats.error(e),
-            }
+        for numbers in self.framer.read(bytes, &mut self.stats) {
+            self.line(numbers, out);
         }
     }
 
     fn host_bytes(&mut self, _t_ms: u64, bytes: &[u8], _out: &mut Vec<Observed>) {
-        let total = self.host_pending + bytes.len();
-        self.stats.host_frames += (total / 8) as u64;
-        self.host_pending = total % 8;
+        self.stats.host_frames += self.host.push(bytes) as u64;
     }
 
     fn tick(&mut self, _t_ms: u64, _out: &mut Vec<Observed>) {}

@@ -13,8 +13,7 @@ use rand::{Rng, SeedableRng};
 use shakmaty::{Bitboard, Color, Piece, Role, Square};
 
 use super::calibration::{Calibration, Id};
-use super::lines::{encode_line, led_squares, square_of};
-use crate::dgt::virtual_clock::PressRecord;
+use super::lines::{encode_line, square_of, LedCommands};
 use crate::family::{SensorNoise, VirtualDevice, VirtualSpec};
 use crate::hand::{PhysicalAction, PhysicalBoard, PhysicalError};
 use crate::sensors::LineOut;
@@ -90,8 +89,7 @@ pub struct VirtualCertabo {
     noise: SensorNoise,
     frame_ms: u64,
     next_frame: u64,
-    leds: [u8; 8],
-    host: Vec<u8>,
+    leds: LedCommands,
     out: LineOut,
 }
 
@@ -108,8 +106,7 @@ impl VirtualCertabo {
             noise: spec.noise,
             frame_ms: spec.frame_ms.unwrap_or(FRAME_MS).max(1),
             next_frame: 0,
-            leds: [0; 8],
-            host: Vec::new(),
+            leds: LedCommands::default(),
             out: LineOut::default(),
             set,
         };
@@ -186,18 +183,9 @@ impl VirtualCertabo {
         let numbers: Vec<u8> = ids.iter().flatten().copied().collect();
         self.out.send(t, encode_line(&numbers), BAUD);
     }
-
-    /// The LED command last received.
-    pub fn led_bytes(&self) -> [u8; 8] {
-        self.leds
-    }
 }
 
 impl VirtualDevice for VirtualCertabo {
-    fn boards(&self) -> usize {
-        1
-    }
-
     fn apply(
         &mut self,
         _board: usize,
@@ -236,14 +224,7 @@ impl VirtualDevice for VirtualCertabo {
 
     fn receive_host(&mut self, t_ms: u64, bytes: &[u8]) {
         self.advance(t_ms);
-        // Eight raw bytes, no header: every eighth byte ends a command.
-        for &b in bytes {
-            self.host.push(b);
-            if self.host.len() == 8 {
-                self.leds.copy_from_slice(&self.host);
-                self.host.clear();
-            }
-        }
+        self.leds.push(bytes);
     }
 
     fn advance(&mut self, t_ms: u64) {
@@ -261,12 +242,8 @@ impl VirtualDevice for VirtualCertabo {
         self.next_frame
     }
 
-    fn presses(&self, _board: usize) -> Vec<PressRecord> {
-        Vec::new()
-    }
-
     fn leds(&self, _board: usize) -> Option<Bitboard> {
-        Some(led_squares(&self.leds))
+        Some(self.leds.squares())
     }
 
     fn describe(&self) -> String {

@@ -11,7 +11,8 @@ use std::collections::VecDeque;
 
 use super::wire::{HostCommand, REALTIME};
 use crate::family::{
-    CommandRefused, Driver, DriverCommand, DriverEvent, DriverSetup, DriverTimings, Transport,
+    CommandRefused, Driver, DriverCommand, DriverEvent, DriverSetup, DriverTimings, Liveness,
+    Transport,
 };
 
 /// Shortest gap between two writes.
@@ -25,28 +26,20 @@ pub fn driver(setup: &DriverSetup) -> Box<dyn Driver> {
 /// One Chessnut board.
 #[derive(Debug)]
 pub struct ChessnutDriver {
-    timings: DriverTimings,
-    started: bool,
-    failed: bool,
+    link: Liveness,
     queue: VecDeque<Vec<u8>>,
     leds: Option<Vec<u8>>,
     last_write: Option<u64>,
-    last_rx: u64,
-    last_probe: u64,
     events: VecDeque<DriverEvent>,
 }
 
 impl ChessnutDriver {
     pub fn new(timings: DriverTimings) -> ChessnutDriver {
         ChessnutDriver {
-            timings,
-            started: false,
-            failed: false,
+            link: Liveness::new(timings),
             queue: VecDeque::new(),
             leds: None,
             last_write: None,
-            last_rx: 0,
-            last_probe: 0,
             events: VecDeque::new(),
         }
     }
@@ -62,15 +55,13 @@ impl Driver for ChessnutDriver {
     }
 
     fn start(&mut self, now_ms: u64) {
-        self.started = true;
-        self.last_rx = now_ms;
-        self.last_probe = now_ms;
+        self.link.start(now_ms);
         self.queue.push_back(REALTIME.to_vec());
         self.leds = Some(HostCommand::Leds(shakmaty::Bitboard::EMPTY).encode());
     }
 
     fn board_bytes(&mut self, now_ms: u64, _bytes: &[u8]) {
-        self.last_rx = now_ms;
+        self.link.heard(now_ms);
     }
 
     fn command(
@@ -99,23 +90,17 @@ impl Driver for ChessnutDriver {
     }
 
     fn poll_transmit(&mut self, now_ms: u64) -> Option<Vec<u8>> {
-        if !self.started || self.failed {
+        if !self.link.running() {
             return None;
         }
-        let quiet = now_ms.saturating_sub(self.last_rx);
-        if quiet >= self.timings.silence_ms {
-            self.failed = true;
+        if let Some(quiet) = self.link.silent(now_ms) {
             self.events.push_back(DriverEvent::Failed(format!(
                 "sent nothing for {quiet} ms although it was asked for its position; the board \
                  is unplugged, switched off or its cable is loose"
             )));
             return None;
         }
-        if quiet >= self.timings.probe_ms
-            && now_ms.saturating_sub(self.last_probe) >= self.timings.probe_ms
-            && !self.queue.contains(&REALTIME.to_vec())
-        {
-            self.last_probe = now_ms;
+        if !self.queue.contains(&REALTIME.to_vec()) && self.link.probe_due(now_ms) {
             self.queue.push_back(REALTIME.to_vec());
         }
         if !self.may_write(now_ms) {
@@ -131,13 +116,10 @@ impl Driver for ChessnutDriver {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        if !self.started || self.failed {
+        if !self.link.running() {
             return None;
         }
-        let silence = self.last_rx + self.timings.silence_ms;
-        let probe =
-            (self.last_rx + self.timings.probe_ms).max(self.last_probe + self.timings.probe_ms);
-        let mut t = silence.min(probe);
+        let mut t = self.link.silence_at().min(self.link.probe_at());
         if !self.queue.is_empty() || self.leds.is_some() {
             t = t.min(self.last_write.map_or(0, |w| w + WRITE_GAP_MS));
         }

@@ -7,7 +7,6 @@
 use shakmaty::Bitboard;
 
 use super::wire::{self, BoardMessage, Framer, HostCommand};
-use crate::dgt::virtual_clock::PressRecord;
 use crate::family::{VirtualDevice, VirtualSpec};
 use crate::hand::{PhysicalAction, PhysicalBoard, PhysicalError};
 use crate::sensors::{LineOut, Sensors};
@@ -79,10 +78,6 @@ impl VirtualChessnut {
 }
 
 impl VirtualDevice for VirtualChessnut {
-    fn boards(&self) -> usize {
-        1
-    }
-
     fn apply(
         &mut self,
         _board: usize,
@@ -122,10 +117,6 @@ impl VirtualDevice for VirtualChessnut {
 
     fn next_event_at(&self) -> u64 {
         self.next_frame
-    }
-
-    fn presses(&self, _board: usize) -> Vec<PressRecord> {
-        Vec::new()
     }
 
     fn leds(&self, _board: usize) -> Option<Bitboard> {

@@ -13,7 +13,8 @@ use std::collections::VecDeque;
 
 use super::wire::{self, Command, Framer};
 use crate::family::{
-    CommandRefused, Driver, DriverCommand, DriverEvent, DriverSetup, DriverTimings, Transport,
+    CommandRefused, Driver, DriverCommand, DriverEvent, DriverSetup, DriverTimings, Liveness,
+    Transport,
 };
 
 /// How long a command waits for its reply before the next goes out.
@@ -33,31 +34,23 @@ pub fn driver(setup: &DriverSetup) -> Box<dyn Driver> {
 /// One ChessLink board.
 #[derive(Debug)]
 pub struct ChessLinkDriver {
-    timings: DriverTimings,
-    started: bool,
-    failed: bool,
+    link: Liveness,
     queue: VecDeque<Command>,
     /// A newer LED command waits here until nothing is in flight.
     leds: Option<Command>,
     in_flight: Option<(u8, u64)>,
     framer: Framer,
-    last_rx: u64,
-    last_probe: u64,
     events: VecDeque<DriverEvent>,
 }
 
 impl ChessLinkDriver {
     pub fn new(timings: DriverTimings) -> ChessLinkDriver {
         ChessLinkDriver {
-            timings,
-            started: false,
-            failed: false,
+            link: Liveness::new(timings),
             queue: VecDeque::new(),
             leds: None,
             in_flight: None,
             framer: Framer::replies(),
-            last_rx: 0,
-            last_probe: 0,
             events: VecDeque::new(),
         }
     }
@@ -76,9 +69,7 @@ impl Driver for ChessLinkDriver {
     }
 
     fn start(&mut self, now_ms: u64) {
-        self.started = true;
-        self.last_rx = now_ms;
-        self.last_probe = now_ms;
+        self.link.start(now_ms);
         self.queue.extend([
             Command::Version,
             Command::Write {
@@ -95,7 +86,7 @@ impl Driver for ChessLinkDriver {
     }
 
     fn board_bytes(&mut self, now_ms: u64, bytes: &[u8]) {
-        self.last_rx = now_ms;
+        self.link.heard(now_ms);
         self.framer.push(bytes);
         while let Some(r) = self.framer.next() {
             if let (Ok(chars), Some((letter, _))) = (r, self.in_flight) {
@@ -129,12 +120,10 @@ impl Driver for ChessLinkDriver {
     }
 
     fn poll_transmit(&mut self, now_ms: u64) -> Option<Vec<u8>> {
-        if !self.started || self.failed {
+        if !self.link.running() {
             return None;
         }
-        let quiet = now_ms.saturating_sub(self.last_rx);
-        if quiet >= self.timings.silence_ms {
-            self.failed = true;
+        if let Some(quiet) = self.link.silent(now_ms) {
             self.events.push_back(DriverEvent::Failed(format!(
                 "sent nothing for {quiet} ms although it was asked for its status; the board is \
                  unplugged, switched off or its cable is loose"
@@ -153,10 +142,7 @@ impl Driver for ChessLinkDriver {
         if let Some(c) = self.leds.take() {
             return Some(self.send(now_ms, c));
         }
-        if quiet >= self.timings.probe_ms
-            && now_ms.saturating_sub(self.last_probe) >= self.timings.probe_ms
-        {
-            self.last_probe = now_ms;
+        if self.link.probe_due(now_ms) {
             return Some(self.send(now_ms, Command::Status));
         }
         None
@@ -167,19 +153,17 @@ impl Driver for ChessLinkDriver {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        if !self.started || self.failed {
+        if !self.link.running() {
             return None;
         }
-        let silence = self.last_rx + self.timings.silence_ms;
+        let silence = self.link.silence_at();
         if let Some((_, sent)) = self.in_flight {
             return Some((sent + REPLY_WAIT_MS).min(silence));
         }
         if !self.queue.is_empty() || self.leds.is_some() {
             return Some(0);
         }
-        let probe =
-            (self.last_rx + self.timings.probe_ms).max(self.last_probe + self.timings.probe_ms);
-        Some(probe.min(silence))
+        Some(self.link.probe_at().min(silence))
     }
 }
 

@@ -6,7 +6,6 @@
 use shakmaty::Bitboard;
 
 use super::wire::{self, Command, Framer, Reply};
-use crate::dgt::virtual_clock::PressRecord;
 use crate::family::{VirtualDevice, VirtualSpec};
 use crate::hand::{PhysicalAction, PhysicalBoard, PhysicalError};
 use crate::picture::Picture;
@@ -158,10 +157,6 @@ impl VirtualChessLink {
 }
 
 impl VirtualDevice for VirtualChessLink {
-    fn boards(&self) -> usize {
-        1
-    }
-
     fn apply(
         &mut self,
         _board: usize,
@@ -199,10 +194,6 @@ impl VirtualDevice for VirtualChessLink {
 
     fn next_event_at(&self) -> u64 {
         self.next_scan
-    }
-
-    fn presses(&self, _board: usize) -> Vec<PressRecord> {
-        Vec::new()
     }
 
     fn leds(&self, _board: usize) -> Option<Bitboard> {

@@ -15,7 +15,6 @@ use rand::Rng;
 use shakmaty::{Bitboard, File, Rank, Square};
 
 use crate::certabo::{self, lines};
-use crate::dgt::virtual_clock::PressRecord;
 use crate::family::{
     BoardId, Capabilities, ClockLink, Codec, CodecSetup, CodecStats, Family, Observation, Observed,
     PortMode, Reporting, Sensing, Settings, VirtualDevice, VirtualSpec,
@@ -89,7 +88,7 @@ pub fn picture(frame: &[u8]) -> Picture {
 pub struct OccupancyCodec {
     framer: lines::LineFramer,
     stats: CodecStats,
-    host_pending: usize,
+    host: lines::LedCommands,
 }
 
 impl Codec for OccupancyCodec {
@@ -98,34 +97,22 @@ impl Codec for OccupancyCodec {
     }
 
     fn board_bytes(&mut self, _t_ms: u64, bytes: &[u8], out: &mut Vec<Observed>) {
-        let mut got = Vec::new();
-        let mut errors = Vec::new();
-        self.framer
-            .push(bytes, |l| got.push(lines::numbers(l)), |e| errors.push(e));
-        for e in errors {
-            self.stats.error(e);
-        }
-        for numbers in got {
-            match numbers {
-                Ok(n) if n.len() == FIELDS => {
-                    self.stats.frames += 1;
-                    out.push(Observed {
-                        board: BoardId::Single,
-                        what: Observation::Picture(picture(&n)),
-                    });
-                }
-                Ok(n) => self
-                    .stats
-                    .error(lines::LineError::FieldCount { got: n.len() }),
-                Err(e) => self.stats.error(e),
+        for n in self.framer.read(bytes, &mut self.stats) {
+            if n.len() != FIELDS {
+                self.stats
+                    .error(lines::LineError::FieldCount { got: n.len() });
+                continue;
             }
+            self.stats.frames += 1;
+            out.push(Observed {
+                board: BoardId::Single,
+                what: Observation::Picture(picture(&n)),
+            });
         }
     }
 
     fn host_bytes(&mut self, _t_ms: u64, bytes: &[u8], _out: &mut Vec<Observed>) {
-        let total = self.host_pending + bytes.len();
-        self.stats.host_frames += (total / 8) as u64;
-        self.host_pending = total % 8;
+        self.stats.host_frames += self.host.push(bytes) as u64;
     }
 
     fn tick(&mut self, _t_ms: u64, _out: &mut Vec<Observed>) {}
@@ -146,8 +133,7 @@ pub struct VirtualOccupancy {
     sensors: Sensors,
     frame_ms: u64,
     next_frame: u64,
-    leds: [u8; 8],
-    host: Vec<u8>,
+    leds: lines::LedCommands,
     out: LineOut,
 }
 
@@ -163,18 +149,13 @@ impl VirtualOccupancy {
             sensors,
             frame_ms,
             next_frame,
-            leds: [0; 8],
-            host: Vec::new(),
+            leds: lines::LedCommands::default(),
             out: LineOut::default(),
         }
     }
 }
 
 impl VirtualDevice for VirtualOccupancy {
-    fn boards(&self) -> usize {
-        1
-    }
-
     fn apply(
         &mut self,
         _board: usize,
@@ -187,13 +168,7 @@ impl VirtualDevice for VirtualOccupancy {
 
     fn receive_host(&mut self, t_ms: u64, bytes: &[u8]) {
         self.advance(t_ms);
-        for &b in bytes {
-            self.host.push(b);
-            if self.host.len() == 8 {
-                self.leds.copy_from_slice(&self.host);
-                self.host.clear();
-            }
-        }
+        self.leds.push(bytes);
     }
 
     fn advance(&mut self, t_ms: u64) {
@@ -213,12 +188,8 @@ impl VirtualDevice for VirtualOccupancy {
         self.next_frame
     }
 
-    fn presses(&self, _board: usize) -> Vec<PressRecord> {
-        Vec::new()
-    }
-
     fn leds(&self, _board: usize) -> Option<Bitboard> {
-        Some(lines::led_squares(&self.leds))
+        Some(self.leds.squares())
     }
 
     fn describe(&self) -> String {
