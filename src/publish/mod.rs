@@ -5,6 +5,7 @@
 
 pub mod delay;
 pub mod feeds;
+pub mod ids;
 pub mod sink;
 pub mod tournament;
 
