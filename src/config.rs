@@ -23,11 +23,14 @@ pub const ENV_DISCOVERY: &str = "EBOARD_BRIDGE_DISCOVERY";
 pub const MIN_TOKEN_CHARS: usize = 16;
 /// Overrides `http.arbiter_token` (keeps the secret out of the file).
 pub const ENV_ARBITER_TOKEN: &str = "EBOARD_BRIDGE_ARBITER_TOKEN";
+/// Overrides `[ebapi] listen`; `off` sets `[ebapi] enabled = false`.
+pub const ENV_EBAPI_LISTEN: &str = "EBOARD_BRIDGE_EBAPI_LISTEN";
 
 /// The defaults as a commented TOML file (`eboard-bridge print-config`).
 pub const DEFAULT_CONFIG_TOML: &str = r#"# eboard-bridge configuration (TOML). Every key is optional; shown are the defaults.
 # Environment overrides: EBOARD_BRIDGE_HTTP_LISTEN, EBOARD_BRIDGE_DATA_DIR,
-# EBOARD_BRIDGE_DISCOVERY (true/false), EBOARD_BRIDGE_ARBITER_TOKEN.
+# EBOARD_BRIDGE_DISCOVERY (true/false), EBOARD_BRIDGE_ARBITER_TOKEN,
+# EBOARD_BRIDGE_EBAPI_LISTEN (an address, or off).
 
 [http]
 # Address the HTTP server (feeds for broadcasts and arbiters) listens on.
@@ -35,6 +38,17 @@ listen = "127.0.0.1:8080"
 # Token for the arbiter dashboard (/arbiter/) and the operator API. When not set,
 # a random token is made once and kept in <data_dir>/arbiter-token (mode 0600).
 # arbiter_token = "a long random string"
+
+[ebapi]
+# A DGT LiveChess-compatible local API (REST and WebSocket under /api/v1.0), so
+# lichess.org's and chess.com's e-board pages and LiveChess tools work with
+# these boards unchanged (docs/ebapi.md). Public-feed level: no arbiter data.
+enabled = true
+# Clients expect port 1982. Loopback serves a browser on this machine; write
+# "0.0.0.0:1982" for tools on other machines of the venue network.
+listen = "127.0.0.1:1982"
+# Browser origins allowed besides lichess.org, chess.com and loopback pages.
+origins = []
 
 [storage]
 # The journal (every byte from every board, every event) and the games live here.
@@ -81,6 +95,13 @@ displaced_alert_ms = 6000
 # white = { name = "Carlsen, Magnus", title = "GM", rating = 2830, fide_id = 1503014 }
 # black = { name = "Doe, Jane", rating = 2105 }
 
+# Push the round's PGN to a Lichess broadcast round (docs/lichess.md). The round
+# must have no source URL; the token needs the study:write scope.
+# [lichess]
+# round_id = "AbCd1234"          # from the round's page (/broadcast/<t>/<r>/<id>)
+# token_file = "/etc/eboard-bridge/lichess-token"   # the token alone, readable by the service
+# url = "https://lichess.org"
+
 # One [[board]] table per board (or per board behind a bus port). Examples:
 #
 # [[board]]
@@ -125,6 +146,8 @@ pub enum ConfigError {
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub http: HttpConfig,
+    pub ebapi: EbapiConfig,
+    pub lichess: LichessConfig,
     pub storage: StorageConfig,
     pub discovery: DiscoveryConfig,
     pub device: DeviceConfig,
@@ -150,6 +173,50 @@ impl Default for HttpConfig {
         HttpConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             arbiter_token: None,
+        }
+    }
+}
+
+/// `[ebapi]`: the LiveChess-compatible local API (see [`crate::ebapi`]).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct EbapiConfig {
+    pub enabled: bool,
+    pub listen: SocketAddr,
+    /// Browser origins allowed besides the built-in ones (lichess.org,
+    /// chess.com, loopback), written as a browser sends them: `https://host`.
+    pub origins: Vec<String>,
+}
+
+impl Default for EbapiConfig {
+    fn default() -> Self {
+        EbapiConfig {
+            enabled: true,
+            listen: SocketAddr::from(([127, 0, 0, 1], 1982)),
+            origins: Vec::new(),
+        }
+    }
+}
+
+/// `[lichess]`: pushing the round's PGN to a Lichess broadcast round (see
+/// [`crate::publish::lichess`]). Off while `round_id` is not set.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LichessConfig {
+    /// The broadcast round's id (8 letters and digits).
+    pub round_id: Option<String>,
+    /// A file holding the API token (scope `study:write`) and nothing else.
+    pub token_file: Option<PathBuf>,
+    /// Where Lichess is: `https://lichess.org` (a test server in the tests).
+    pub url: String,
+}
+
+impl Default for LichessConfig {
+    fn default() -> Self {
+        LichessConfig {
+            round_id: None,
+            token_file: None,
+            url: "https://lichess.org".into(),
         }
     }
 }
@@ -337,6 +404,20 @@ impl Config {
         if let Some(v) = get(ENV_ARBITER_TOKEN) {
             self.http.arbiter_token = Some(v);
         }
+        if let Some(v) = get(ENV_EBAPI_LISTEN) {
+            if v.eq_ignore_ascii_case("off") {
+                self.ebapi.enabled = false;
+            } else {
+                self.ebapi.listen = v.parse().map_err(|_| ConfigError::Env {
+                    var: ENV_EBAPI_LISTEN,
+                    value: v.clone(),
+                    problem: "not a socket address; write address:port, e.g. 127.0.0.1:1982, \
+                              or off to switch the LiveChess-compatible API off"
+                        .into(),
+                })?;
+                self.ebapi.enabled = true;
+            }
+        }
         if let Some(v) = get(ENV_DISCOVERY) {
             self.discovery.enabled = match v.as_str() {
                 "true" | "1" | "yes" => true,
@@ -366,6 +447,44 @@ impl Config {
                     ),
                 );
             }
+        }
+        for origin in &self.ebapi.origins {
+            let scheme_ok = origin.starts_with("https://") || origin.starts_with("http://");
+            if !scheme_ok || origin.ends_with('/') || origin.contains(char::is_whitespace) {
+                return invalid(
+                    "ebapi.origins".into(),
+                    format!(
+                        "{origin:?} is not an origin; write it as a browser sends it, scheme and \
+                         host (and port) with no path, e.g. \"https://broadcast.example.org\""
+                    ),
+                );
+            }
+        }
+        if let Some(id) = &self.lichess.round_id {
+            if id.len() != 8 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return invalid(
+                    "lichess.round_id".into(),
+                    format!(
+                        "{id:?} is not a Lichess round id; copy the 8 letters and digits that \
+                         end the round's address (/broadcast/<tournament>/<round>/<id>)"
+                    ),
+                );
+            }
+            if self.lichess.token_file.is_none() {
+                return invalid(
+                    "lichess.token_file".into(),
+                    "missing: pushing to a round needs a token; write the path of a file \
+                     holding a Lichess API token with the study:write scope"
+                        .into(),
+                );
+            }
+        }
+        let url = &self.lichess.url;
+        if !(url.starts_with("https://") || url.starts_with("http://")) || url.ends_with('/') {
+            return invalid(
+                "lichess.url".into(),
+                format!("{url:?}: write the site's address without a trailing slash, e.g. \"https://lichess.org\""),
+            );
         }
         let displaced = self.alerts.displaced_alert_ms;
         if !(1_000..=10_000).contains(&displaced) {

@@ -1151,6 +1151,9 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
             },
             addr = http.addr
         );
+        if let Some(addr) = http.ebapi {
+            info!("LiveChess-compatible API on http://{addr}/api/v1.0 (WebSocket ws://{addr}/api/v1.0)");
+        }
         let ready = || {
             info!("running");
             let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
