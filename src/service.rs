@@ -119,11 +119,15 @@ pub async fn start_http_with_commands(
     };
     let desk = Arc::new(desk.with_rulings(rulings_path(&config.storage.data_dir)));
     let public = crate::http::public_view(&hub, &feeds.tournament);
+    let lichess =
+        crate::publish::lichess::start(&config.lichess, Arc::clone(&public), Arc::clone(&desk))
+            .context("the Lichess push client cannot start")?;
     let router = crate::http::router_with_public(
         Arc::clone(&hub),
         Arc::clone(&public),
         feeds,
         Arc::clone(&desk),
+        lichess,
     );
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, router).await {

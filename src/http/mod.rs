@@ -22,6 +22,7 @@ use tokio::net::TcpListener;
 use crate::hub::Hub;
 use crate::operator::Desk;
 use crate::publish::delay::delayed;
+use crate::publish::lichess::LichessStatus;
 use crate::publish::Tournament;
 use stream::History;
 
@@ -52,6 +53,8 @@ pub(crate) struct AppState {
     /// colour swaps, inactive boards), and the way to the daemon.
     pub desk: Arc<Desk>,
     pub token: Arc<str>,
+    /// The Lichess push client, when `[lichess]` configures one.
+    pub lichess: Option<Arc<LichessStatus>>,
 }
 
 impl AppState {
@@ -73,7 +76,7 @@ pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
 /// tournament replaces `cfg.tournament`.
 pub fn router_with_desk(hub: Arc<Hub>, cfg: FeedConfig, desk: Arc<Desk>) -> Router {
     let public = public_view(&hub, &cfg.tournament);
-    router_with_public(hub, public, cfg, desk)
+    router_with_public(hub, public, cfg, desk, None)
 }
 
 /// The hub public feeds read: `hub` itself, or its copy delayed by the
@@ -88,11 +91,13 @@ pub fn public_view(hub: &Arc<Hub>, tournament: &Tournament) -> Arc<Hub> {
 
 /// [`router_with_desk`] over a public view made by [`public_view`], for a
 /// server that shares it with another publisher (the EBAPI).
+/// `lichess` is the push client's state, shown on the dashboard.
 pub fn router_with_public(
     hub: Arc<Hub>,
     public: Arc<Hub>,
     cfg: FeedConfig,
     desk: Arc<Desk>,
+    lichess: Option<Arc<LichessStatus>>,
 ) -> Router {
     let history = History::follow(&public);
     if let Some(dir) = cfg.pgn_dir {
@@ -110,6 +115,7 @@ pub fn router_with_public(
         history,
         desk,
         token: Arc::from(cfg.arbiter_token.as_str()),
+        lichess,
     };
     public::routes()
         .merge(arbiter::routes(state.clone()))

@@ -6,6 +6,7 @@
 pub mod delay;
 pub mod feeds;
 pub mod ids;
+pub mod lichess;
 pub mod sink;
 pub mod tournament;
 
