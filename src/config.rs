@@ -99,7 +99,7 @@ displaced_alert_ms = 6000
 # must have no source URL; the token needs the study:write scope.
 # [lichess]
 # round_id = "AbCd1234"          # from the round's page (/broadcast/<t>/<r>/<id>)
-# token_file = "/etc/eboard-bridge/lichess-token"   # the token alone, readable by the service
+# token_file = "/var/lib/eboard-bridge/lichess-token"   # the token alone, readable by the service
 # url = "https://lichess.org"
 
 # One [[board]] table per board (or per board behind a bus port). Examples:
