@@ -667,6 +667,33 @@ mod tests {
     }
 
     #[test]
+    fn ebapi_and_lichess_keys_are_checked() {
+        let c = parse("[ebapi]\nlisten = \"0.0.0.0:1982\"\norigins = [\"https://club.example\"]\n")
+            .unwrap();
+        assert!(c.ebapi.enabled);
+        assert_eq!(c.ebapi.listen.port(), 1982);
+        let e = parse("[ebapi]\norigins = [\"club.example/\"]\n").unwrap_err();
+        assert!(e.to_string().contains("ebapi.origins"), "{e}");
+        let e = parse("[lichess]\nround_id = \"abc\"\ntoken_file = \"/t\"\n").unwrap_err();
+        assert!(e.to_string().contains("8 letters and digits"), "{e}");
+        let e = parse("[lichess]\nround_id = \"AbCd1234\"\n").unwrap_err();
+        assert!(e.to_string().contains("lichess.token_file"), "{e}");
+        let e = parse("[lichess]\nurl = \"https://lichess.org/\"\n").unwrap_err();
+        assert!(e.to_string().contains("trailing slash"), "{e}");
+        let mut c = Config::default();
+        c.apply_env(|k| (k == ENV_EBAPI_LISTEN).then(|| "off".into()))
+            .unwrap();
+        assert!(!c.ebapi.enabled);
+        c.apply_env(|k| (k == ENV_EBAPI_LISTEN).then(|| "127.0.0.9:1982".into()))
+            .unwrap();
+        assert!(c.ebapi.enabled && c.ebapi.listen.to_string() == "127.0.0.9:1982");
+        let e = c
+            .apply_env(|k| (k == ENV_EBAPI_LISTEN).then(|| "port 1982".into()))
+            .unwrap_err();
+        assert!(e.to_string().contains("or off"), "{e}");
+    }
+
+    #[test]
     fn printed_defaults_parse_back_to_the_defaults() {
         assert_eq!(parse(DEFAULT_CONFIG_TOML).unwrap(), Config::default());
     }

@@ -516,7 +516,10 @@ async fn three_known_clients_follow_a_whole_game_with_a_retraction() {
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     // livechess-go's flip: method "setup" with a flip argument.
     go_tx
-        .send(Some(format!(r#"{{"call":"call","id":44,"param":{{"id":7,"method":"setup","param":{{"flip":true}}}}}}"#)))
+        .send(Some(
+            r#"{"call":"call","id":44,"param":{"id":7,"method":"setup","param":{"flip":true}}}"#
+                .to_string(),
+        ))
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;

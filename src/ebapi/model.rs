@@ -86,11 +86,10 @@ fn position_key(pos: &Chess) -> String {
 /// A client's FEN as a position key; `None` when it is not a legal position.
 pub fn fen_key(fen: &str) -> Option<String> {
     let parsed: Fen = fen.trim().parse().ok()?;
-    let pos: Chess = parsed
-        .clone()
-        .into_position(CastlingMode::Standard)
-        .or_else(|_| parsed.into_position(CastlingMode::Chess960))
-        .ok()?;
+    let pos: Chess = match parsed.clone().into_position(CastlingMode::Standard) {
+        Ok(pos) => pos,
+        Err(_) => parsed.into_position(CastlingMode::Chess960).ok()?,
+    };
     Some(position_key(&pos))
 }
 

@@ -111,7 +111,7 @@ fn clock_tags(game: &mut GameRecord, clock: Option<ClockState>) {
             .skip(mover)
             .step_by(2)
             .filter_map(|m| m.clock_ms)
-            .last()
+            .fold(None, |_, c| Some(c))
     };
     // Who moved first depends on the start position.
     let black_first = game

@@ -215,12 +215,7 @@ impl Pusher {
             }
             // Coalesce a burst (several boards' moves, a move and its clock).
             tokio::time::sleep(COALESCE).await;
-            loop {
-                match events.try_recv() {
-                    Ok(_) | Err(TryRecvError::Lagged(_)) => {}
-                    Err(_) => break,
-                }
-            }
+            while let Ok(_) | Err(TryRecvError::Lagged(_)) = events.try_recv() {}
             pending = false;
             let t = desk.tournament();
             let round = feeds::current_round(&public, &t);
