@@ -765,3 +765,130 @@ async fn errors_foreign_origins_and_unsubscribe() {
     assert_eq!(r.status(), 204);
     assert_eq!(r.headers()["access-control-allow-private-network"], "true");
 }
+
+/// Fan-out: 200 WebSocket clients, each with a `setup`, follow 30 verified
+/// moves put into the hub; every client gets each move once, in order. The
+/// time from a move entering the hub to the last client having it is printed
+/// (`--nocapture`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_clients_get_every_move_once() {
+    use eboard_bridge::events::{MoveEvent, Stamped, TrackerEvent};
+    use shakmaty::fen::Fen;
+    use shakmaty::san::SanPlus;
+    use shakmaty::EnPassantMode;
+    const CLIENTS: usize = 200;
+    const PLIES: usize = 30;
+    // A game of the Dortmund tournament: long enough, from the standard start.
+    let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/games/pychess-dortmund.pgn");
+    let game = load_game(&file, 1).unwrap();
+    assert!(game.moves.len() >= PLIES && game.start == shakmaty::Chess::default());
+    let hub = Arc::new(Hub::new());
+    hub.register(1, "/dev/ttyACM0");
+    hub.set_online(1, true, 0, "");
+    let desk = Arc::new(eboard_bridge::operator::Desk::new(Default::default()));
+    let api = eboard_bridge::ebapi::Ebapi::new(Arc::clone(&hub), Arc::clone(&hub), desk, &[]);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(eboard_bridge::ebapi::serve(listener, api));
+    let stamped = |ply: u32, event: GameEvent| Stamped {
+        board: 1,
+        ply,
+        t_ms: u64::from(ply) * 1000,
+        event: TrackerEvent::Game(event),
+    };
+    hub.apply(
+        &stamped(
+            0,
+            GameEvent::GameStart {
+                fen: START.into(),
+                chess960: Some(518),
+                rotated: false,
+            },
+        ),
+        true,
+    );
+    let mut clients = Vec::new();
+    for _ in 0..CLIENTS {
+        let mut ws = connect(addr, Some("https://lichess.org")).await;
+        let mut log = Log::new();
+        send(&mut ws, r#"{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"board-1"}}}"#).await;
+        send(&mut ws, &format!(r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{START}"}}}}}}"#)).await;
+        for _ in 0..4 {
+            recv(&mut ws, &mut log).await;
+        }
+        assert_eq!(log[3].1["param"]["san"], json!([]), "{:?}", log[3]);
+        clients.push(tokio::spawn(async move {
+            let mut got: Vec<(Instant, usize)> = Vec::new();
+            while got.last().map_or(0, |g| g.1) < PLIES {
+                let Ok(Some(Ok(Message::Text(t)))) =
+                    tokio::time::timeout(Duration::from_secs(10), ws.next()).await
+                else {
+                    panic!(
+                        "a client stopped hearing after {:?}",
+                        log.iter().map(|l| l.1.to_string()).collect::<Vec<_>>()
+                    );
+                };
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                log.push((Instant::now(), v.clone()));
+                if let Some(l) = v["param"]["san"].as_array() {
+                    got.push((Instant::now(), l.len()));
+                }
+            }
+            got
+        }));
+    }
+    let mut pos = game.start.clone();
+    let mut sent_at = Vec::new();
+    for (i, m) in game.moves.iter().take(PLIES).enumerate() {
+        let uci = m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        let san = SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string();
+        let ply = i as u32 + 1;
+        sent_at.push(Instant::now());
+        hub.apply(
+            &stamped(
+                ply,
+                GameEvent::Move(MoveEvent {
+                    ply,
+                    san,
+                    uci,
+                    fen: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+                    verified: true,
+                    clock_ms: Some(5_400_000 - u64::from(ply) * 1000),
+                    emt_ms: None,
+                    reconstructed: false,
+                    corrected: false,
+                }),
+            ),
+            true,
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut last_client = vec![Duration::ZERO; PLIES];
+    for c in clients {
+        let got = tokio::time::timeout(Duration::from_secs(30), c)
+            .await
+            .unwrap()
+            .unwrap();
+        let lens: Vec<usize> = got.iter().map(|g| g.1).collect();
+        assert_eq!(
+            lens,
+            (1..=PLIES).collect::<Vec<_>>(),
+            "each move once, in order"
+        );
+        for (at, len) in got {
+            let wait = at.saturating_duration_since(sent_at[len - 1]);
+            last_client[len - 1] = last_client[len - 1].max(wait);
+        }
+    }
+    last_client.sort();
+    eprintln!(
+        "{CLIENTS} clients, {PLIES} moves: move in the hub -> last client has it: median {:?}, worst {:?}",
+        last_client[PLIES / 2],
+        last_client[PLIES - 1]
+    );
+    assert!(
+        last_client[PLIES - 1] < Duration::from_secs(2),
+        "{last_client:?}"
+    );
+}

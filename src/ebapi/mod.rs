@@ -15,8 +15,11 @@ mod model;
 mod rest;
 mod ws;
 
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -51,6 +54,9 @@ pub struct Ebapi {
     desk: Arc<Desk>,
     /// Browser origins allowed besides [`KNOWN_ORIGINS`] and loopback.
     origins: Arc<[String]>,
+    /// Per board, the last game replayed and what it was replayed from: every
+    /// connection asks after each event, one replay serves them all.
+    games: Arc<Mutex<HashMap<u32, (u64, Arc<GameNow>)>>>,
 }
 
 impl Ebapi {
@@ -60,6 +66,7 @@ impl Ebapi {
             public,
             desk,
             origins: origins.into(),
+            games: Arc::default(),
         }
     }
 
@@ -87,6 +94,24 @@ impl Ebapi {
             self.live.public_board(number).as_ref(),
             self.public.public_board(number).as_ref(),
             t,
+            |record, game_number| {
+                let mut h = DefaultHasher::new();
+                (game_number, &record.start_fen, record.chess960).hash(&mut h);
+                record.result.map(|r| r.as_pgn()).hash(&mut h);
+                for m in &record.moves {
+                    (&m.uci, &m.san).hash(&mut h);
+                }
+                let key = h.finish();
+                let mut cache = self.games.lock().unwrap_or_else(|e| e.into_inner());
+                match cache.get(&number) {
+                    Some((k, g)) if *k == key => Arc::clone(g),
+                    _ => {
+                        let g = Arc::new(GameNow::from_record(record, game_number));
+                        cache.insert(number, (key, Arc::clone(&g)));
+                        g
+                    }
+                }
+            },
         )
     }
 

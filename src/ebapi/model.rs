@@ -3,6 +3,8 @@
 //! messages (what each subscriber was sent, so only changes go out, and the
 //! SAN list a client has after `setup`). Pure: the server feeds it snapshots.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
@@ -51,7 +53,7 @@ pub struct BoardNow {
     /// position.
     pub board: Option<Board>,
     pub clock: Option<ClockState>,
-    pub game: Option<GameNow>,
+    pub game: Option<Arc<GameNow>>,
 }
 
 /// The board's current game as published (verified moves only).
@@ -140,11 +142,15 @@ impl GameNow {
 impl BoardNow {
     /// Board `number` as the EBAPI reports it: `live` gives identity and
     /// online state, `public` the game, picture and clock.
+    ///
+    /// `replay` turns the board's game record into a [`GameNow`] (the server
+    /// keeps the last one per board: many connections ask for the same).
     pub fn new(
         number: u32,
         live: Option<&PublicBoard>,
         public: Option<&PublicBoard>,
         tournament: &Tournament,
+        replay: impl FnOnce(&GameRecord, usize) -> Arc<GameNow>,
     ) -> BoardNow {
         let identity = live.map(|b| b.identity.clone()).unwrap_or_default();
         let state = if tournament.inactive.contains(&number) {
@@ -157,8 +163,7 @@ impl BoardNow {
         let record = public.and_then(|b| b.game.as_ref());
         let rotated = record.is_some_and(|g| g.rotated);
         // The game on the board is numbered after the ones a new start closed.
-        let game =
-            public.and_then(|b| Some(GameNow::from_record(b.game.as_ref()?, b.finished.len())));
+        let game = public.and_then(|b| Some(replay(b.game.as_ref()?, b.finished.len())));
         let picture = public
             .and_then(|b| b.picture.as_ref())
             .map(|p| if rotated { p.rotated_180() } else { p.clone() })
@@ -367,7 +372,7 @@ impl Feed {
     /// else none.
     pub fn update(&mut self, now: &BoardNow, now_ms: u64) -> Vec<Value> {
         let lists = match self.setup.as_mut() {
-            Some(s) => s.advance(now.game.as_ref()),
+            Some(s) => s.advance(now.game.as_deref()),
             None => Vec::new(),
         };
         let mut out: Vec<Value> = lists
@@ -416,7 +421,9 @@ impl Feed {
             }
             m.insert(
                 "match".into(),
-                setup.matches(now.game.as_ref(), now.board.as_ref()).into(),
+                setup
+                    .matches(now.game.as_deref(), now.board.as_ref())
+                    .into(),
             );
         }
         Value::Object(m)
@@ -455,7 +462,7 @@ mod tests {
             rotated: false,
             board: game.placements.last().cloned(),
             clock: None,
-            game: Some(game),
+            game: Some(Arc::new(game)),
         }
     }
 
