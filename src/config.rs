@@ -99,6 +99,7 @@ displaced_alert_ms = 6000
 # must have no source URL; the token needs the study:write scope.
 # [lichess]
 # round_id = "AbCd1234"          # from the round's page (/broadcast/<t>/<r>/<id>)
+# round = 3                      # the round pushed there (default: the current round at start)
 # token_file = "/var/lib/eboard-bridge/lichess-token"   # the token alone, readable by the service
 # url = "https://lichess.org"
 
@@ -205,6 +206,9 @@ impl Default for EbapiConfig {
 pub struct LichessConfig {
     /// The broadcast round's id (8 letters and digits).
     pub round_id: Option<String>,
+    /// The tournament round pushed to it; the current round at start when not set
+    /// (a Lichess round is one round: the next round needs its own id).
+    pub round: Option<u32>,
     /// A file holding the API token (scope `study:write`) and nothing else.
     pub token_file: Option<PathBuf>,
     /// Where Lichess is: `https://lichess.org` (a test server in the tests).
@@ -215,6 +219,7 @@ impl Default for LichessConfig {
     fn default() -> Self {
         LichessConfig {
             round_id: None,
+            round: None,
             token_file: None,
             url: "https://lichess.org".into(),
         }

@@ -58,7 +58,7 @@ pub struct GameReply {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PushReport {
     pub round_id: String,
-    /// The tournament round pushed (the current one).
+    /// The tournament round pushed (`[lichess] round`, else the current round at start).
     pub round: Option<u32>,
     /// Requests answered 200.
     pub pushes: u64,
@@ -161,9 +161,18 @@ pub fn start(
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| LichessError::Client(e.to_string()))?;
+    // A Lichess round is one tournament round: pushing the next round's games
+    // into it would mix two rounds, so the round is fixed at start.
+    let round = config
+        .round
+        .unwrap_or_else(|| feeds::current_round(&public, &desk.tournament()));
     let status = Arc::new(LichessStatus::default());
-    status.update(|r| r.round_id = round_id.clone());
+    status.update(|r| {
+        r.round_id = round_id.clone();
+        r.round = Some(round);
+    });
     let push = Pusher {
+        round,
         client,
         url: format!("{}/api/broadcast/round/{round_id}/push", config.url),
         token,
@@ -174,6 +183,8 @@ pub fn start(
 }
 
 struct Pusher {
+    /// The tournament round pushed.
+    round: u32,
     client: reqwest::Client,
     url: String,
     token: String,
@@ -217,10 +228,7 @@ impl Pusher {
             tokio::time::sleep(COALESCE).await;
             while let Ok(_) | Err(TryRecvError::Lagged(_)) = events.try_recv() {}
             pending = false;
-            let t = desk.tournament();
-            let round = feeds::current_round(&public, &t);
-            let body = feeds::round_pgn(&public, &t, round);
-            self.status.update(|r| r.round = Some(round));
+            let body = feeds::round_pgn(&public, &desk.tournament(), self.round);
             if last_pushed.as_deref() == Some(body.as_str()) || body.is_empty() {
                 continue;
             }
