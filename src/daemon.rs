@@ -365,6 +365,8 @@ impl Daemon {
 
     /// The port's session and supervisor; `index` is its place in `ports`.
     fn open_port(&mut self, plan: PortPlan, index: usize) -> Port {
+        // Descriptors for this port and its journal, out of the HTTP side's reach.
+        crate::limits::budget().reserve_port();
         let key = port_key(&plan.path);
         let bus = plan.protocol == Protocol::DgtBus;
         let mut session = DgtSession::new(
@@ -1083,13 +1085,17 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
 }
 
-/// The name of the device `path` leads to (`ttyACM0` for a by-id link).
+/// The name of the device `path` leads to, as under `/dev`: `ttyACM0` for a
+/// by-id link, `pts/3` for a pseudo-terminal; other paths by their last part.
 fn device_name(path: &Path) -> String {
     let dev = canonical(path);
-    dev.file_name().map_or_else(
-        || dev.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
+    match dev.strip_prefix("/dev") {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.display().to_string(),
+        _ => dev.file_name().map_or_else(
+            || dev.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+    }
 }
 
 /// Entry point of `eboard-bridge run`: configuration, logging, runtime,

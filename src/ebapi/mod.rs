@@ -13,7 +13,7 @@
 
 mod model;
 mod rest;
-mod ws;
+pub mod ws;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -222,9 +222,29 @@ async fn origins(
     res
 }
 
-/// Serves the EBAPI on `listener` until the task is dropped.
+/// Connections the EBAPI takes at once, at most (its clients are a few
+/// operator tools and home browsers; the public feeds are on the HTTP side).
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// Serves the EBAPI on `listener` until the task is dropped, with the HTTP
+/// side's default connection limits.
 pub async fn serve(listener: TcpListener, api: Ebapi) -> std::io::Result<()> {
-    axum::serve(listener, router(api)).await
+    let limits = crate::http::server::ConnectionLimits {
+        max_connections: MAX_CONNECTIONS,
+        ..Default::default()
+    };
+    serve_within(listener, api, limits).await
+}
+
+/// [`serve`] within `limits` (cap, request and idle timeouts: see
+/// [`crate::http::server`]). WebSocket sessions ping every
+/// [`ws::PING_EVERY`] so a quiet board does not count as an idle connection.
+pub async fn serve_within(
+    listener: TcpListener,
+    api: Ebapi,
+    limits: crate::http::server::ConnectionLimits,
+) -> std::io::Result<()> {
+    crate::http::server::serve(listener, router(api), limits).await
 }
 
 /// Milliseconds since the Unix epoch (the `time` of every message).

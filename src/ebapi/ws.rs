@@ -18,6 +18,10 @@ use super::{now_ms, Ebapi, Feed};
 /// Largest message a client may send (calls are a few hundred bytes).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
+/// A quiet session (a board with no clock running) is pinged this often, well
+/// inside the HTTP side's idle timeout.
+pub const PING_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+
 pub(super) async fn upgrade(State(api): State<Ebapi>, upgrade: WebSocketUpgrade) -> Response {
     upgrade
         .max_message_size(MAX_MESSAGE_BYTES)
@@ -242,8 +246,16 @@ async fn session(mut socket: WebSocket, api: Ebapi) {
     let mut live_boards = api.live.watch_boards();
     let mut public_boards = api.public.watch_boards();
     let mut desk = api.desk.subscribe();
+    let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + PING_EVERY, PING_EVERY);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let replies = tokio::select! {
+            _ = ping.tick() => {
+                if socket.send(Message::Ping(Vec::new().into())).await.is_err() {
+                    return;
+                }
+                continue;
+            }
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Text(text))) => conn.handle(&api, &text),
                 Some(Ok(Message::Binary(_))) => vec![error_reply(
