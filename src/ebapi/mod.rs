@@ -56,8 +56,11 @@ pub struct Ebapi {
     origins: Arc<[String]>,
     /// Per board, the last game replayed and what it was replayed from: every
     /// connection asks after each event, one replay serves them all.
-    games: Arc<Mutex<HashMap<u32, (u64, Arc<GameNow>)>>>,
+    games: Arc<Mutex<GameCache>>,
 }
+
+/// Board number → (hash of the record replayed, the replay).
+type GameCache = HashMap<u32, (u64, Arc<GameNow>)>;
 
 impl Ebapi {
     pub fn new(live: Arc<Hub>, public: Arc<Hub>, desk: Arc<Desk>, origins: &[String]) -> Ebapi {
