@@ -388,3 +388,65 @@ pub fn lcc_game(hub: &Hub, t: &Tournament, round: u32, board: u32) -> Option<Val
         "fen": current_fen(&game),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
+
+    fn mv(ply: u32, san: &str, uci: &str, clock_ms: Option<u64>) -> TrackerEvent {
+        TrackerEvent::Game(GameEvent::Move(MoveEvent {
+            ply,
+            san: san.into(),
+            uci: uci.into(),
+            fen: String::new(),
+            verified: true,
+            clock_ms,
+            emt_ms: None,
+            reconstructed: false,
+            corrected: false,
+        }))
+    }
+
+    #[test]
+    fn an_illegal_tail_is_left_out_and_every_move_gets_a_clock() {
+        let hub = Hub::new();
+        let events = [
+            TrackerEvent::Game(GameEvent::GameStart {
+                fen: STANDARD_FEN.into(),
+                chess960: Some(518),
+                rotated: false,
+            }),
+            mv(1, "e4", "e2e4", None),
+            mv(2, "e5", "e7e5", Some(5_395_000)),
+            mv(3, "Nf3", "g1f3", Some(5_390_000)),
+            // A record that ends in a move the rules do not allow (a rook
+            // through its own pawn): Lichess would refuse the whole PGN.
+            mv(4, "Ra6", "a8a6", Some(5_380_000)),
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let stamped = Stamped {
+                board: 1,
+                ply: i as u32,
+                t_ms: i as u64 * 1000,
+                event,
+            };
+            hub.apply(&stamped, false);
+        }
+        let t = Tournament::default();
+        let game = board_game(&hub, &t, 1).unwrap();
+        let sans: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
+        assert_eq!(sans, ["e4", "e5", "Nf3"]);
+        // White's first move had no reading: White's next one is the nearest.
+        assert_eq!(game.moves[0].clock_ms, Some(5_390_000));
+        let pgn = games_pgn(&hub, &t);
+        assert_eq!(pgn.matches("[%clk").count(), 3, "{pgn}");
+        assert!(!pgn.contains("Ra6"), "{pgn}");
+        assert!(
+            pgn.contains("[Board \"1\"]") && pgn.contains("[GameId \""),
+            "{pgn}"
+        );
+        assert!(pgn.contains("[WhiteClock \"1:29:50\"]"), "{pgn}");
+        assert!(pgn.contains("[BlackClock \"1:29:55\"]"), "{pgn}");
+    }
+}
