@@ -1019,8 +1019,13 @@ impl Tracker {
     /// Records which squares were emptied in the same board scan as another
     /// (before `last_raw` is replaced by `picture`): one hand lifts pieces one
     /// after the other, so two pieces of one move gone in one scan hint at two
-    /// hands (7.5.4).
+    /// hands (7.5.4). A board that sends whole frames at a period shows only
+    /// that both squares emptied within one period, which one hand does too: it
+    /// gives no such hint.
     fn note_lifts(&mut self, t: Millis, picture: &Picture) {
+        if let eboard_protocols::family::Reporting::Frames { .. } = self.config.sensor.reporting {
+            return;
+        }
         let Some(prev) = self.last_raw.as_ref() else {
             return;
         };
