@@ -243,6 +243,34 @@ fn eight_boards_of_mixed_families_are_read_by_the_real_daemon() {
     }
 }
 
+/// The EBAPI's e-boards by their source, the device behind the port.
+async fn eboards(
+    addr: std::net::SocketAddr,
+) -> std::collections::HashMap<String, serde_json::Value> {
+    let list: serde_json::Value = reqwest::get(format!("http://{addr}/api/v1.0/eboards"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["source"].as_str().unwrap_or_default().to_owned(),
+                b.clone(),
+            )
+        })
+        .collect()
+}
+
+/// What the EBAPI calls the device `link` leads to (`pts/3`).
+fn source(link: &Path) -> String {
+    let dev = std::fs::canonicalize(link).unwrap();
+    dev.strip_prefix("/dev").unwrap().display().to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_family_unplugged_and_replugged_continues_without_loss_or_duplicates() {
     let dir = tempfile::tempdir().unwrap();
@@ -270,8 +298,16 @@ async fn every_family_unplugged_and_replugged_continues_without_loss_or_duplicat
             leds: None,
         });
     }
-    let d = start(config(&data, configs));
+    let mut c = config(&data, configs);
+    c.ebapi.listen = "127.0.0.1:0".parse().unwrap();
+    let d = start(c.clone());
     let hub = d.hub.clone();
+    // The EBAPI lists every board, whatever its family, from what the
+    // session learned of it.
+    let http = eboard_bridge::service::start_http(&c, "127.0.0.1:0".parse().unwrap(), hub.clone())
+        .await
+        .unwrap();
+    let ebapi = http.ebapi.expect("the EBAPI listens");
     let mut public = hub.subscribe_public();
     let mut verified = Vec::new();
     wait_for(
@@ -280,6 +316,19 @@ async fn every_family_unplugged_and_replugged_continues_without_loss_or_duplicat
         || (1..=families.len() as u32).all(|n| hub.verified_plies(n) >= 3),
     )
     .await;
+    let listed = eboards(ebapi).await;
+    for (i, f) in families.iter().enumerate() {
+        let n = i as u32 + 1;
+        let b = &listed[&source(&links[i])];
+        assert_eq!(b["state"], "ACTIVE", "{}: {b}", f.name);
+        // DGT boards say their serial number; the others send none and are
+        // listed under the board's number.
+        if f.name == "dgt" {
+            assert_ne!(b["serialnr"], format!("board-{n}"), "{b}");
+        } else {
+            assert_eq!(b["serialnr"], format!("board-{n}"), "{b}");
+        }
+    }
 
     // Unplug every board: its pty disappears.
     for e in first {
@@ -294,6 +343,12 @@ async fn every_family_unplugged_and_replugged_continues_without_loss_or_duplicat
     let done: Vec<usize> = (1..=families.len() as u32)
         .map(|n| hub.verified_plies(n))
         .collect();
+    let listed = eboards(ebapi).await;
+    assert_eq!(listed.len(), families.len(), "{listed:?}");
+    assert!(
+        listed.values().all(|b| b["state"] == "NOTRESPONDING"),
+        "every board, whatever its family, is listed as not responding: {listed:?}"
+    );
 
     // Plug back: a board at the same path, standing where its game stood.
     let mut second = Vec::new();
@@ -334,6 +389,12 @@ async fn every_family_unplugged_and_replugged_continues_without_loss_or_duplicat
     for (i, f) in families.iter().enumerate() {
         let n = i as u32 + 1;
         assert!(hub.public_board(n).unwrap().online, "{} is back", f.name);
+        assert_eq!(
+            eboards(ebapi).await[&source(&links[i])]["state"],
+            "ACTIVE",
+            "{} is back, on its new device",
+            f.name
+        );
         if identity(f) {
             assert_each_ply_once(&verified, n, &games[i].1);
         } else {
