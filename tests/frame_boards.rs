@@ -6,7 +6,7 @@
 use std::io;
 
 use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
-use eboard_bridge::events::{GameEvent, Stamped, TrackerEvent};
+use eboard_bridge::events::{Stamped, TrackerEvent};
 use eboard_bridge::games::{load_pgn, Game};
 use eboard_bridge::pgn::GameRecord;
 use eboard_bridge::replay::{replay, ReplaySink};
@@ -19,6 +19,7 @@ use shakmaty::{Color, Piece, Role, Square};
 #[derive(Default)]
 struct Collect {
     events: Vec<Stamped>,
+    games: Vec<GameRecord>,
 }
 
 impl ReplaySink for Collect {
@@ -26,13 +27,14 @@ impl ReplaySink for Collect {
         self.events.push(event.clone());
         Ok(())
     }
-    fn game(&mut self, _game: &GameRecord) -> io::Result<()> {
+    fn game(&mut self, game: &GameRecord) -> io::Result<()> {
+        self.games.push(game.clone());
         Ok(())
     }
     fn warning(&mut self, _message: &str) {}
 }
 
-fn replay_as(family: &Family, chunks: &[Chunk]) -> Vec<Stamped> {
+fn replay_as(family: &Family, chunks: &[Chunk]) -> Collect {
     let mut w = CaptureWriter::new(Vec::new(), &CaptureHeader::new(family.name)).unwrap();
     for c in chunks {
         w.write_chunk(c).unwrap();
@@ -40,24 +42,7 @@ fn replay_as(family: &Family, chunks: &[Chunk]) -> Vec<Stamped> {
     let bytes = w.into_inner();
     let mut sink = Collect::default();
     replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
-    sink.events
-}
-
-fn verified(events: &[Stamped]) -> Vec<String> {
-    let mut moves = Vec::new();
-    for e in events {
-        match &e.event {
-            TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
-                moves.truncate(m.ply as usize - 1);
-                moves.push(m.uci.clone());
-            }
-            TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
-                moves.truncate(*from_ply as usize - 1);
-            }
-            _ => {}
-        }
-    }
-    moves
+    sink
 }
 
 /// The times of the frames the board sent after `after`.
@@ -138,9 +123,14 @@ fn a_one_handed_capture_inside_one_frame_raises_no_two_hands_alert() {
     // take for two hands.
     let frames = frames_after(&run.chunks, frame);
     assert_eq!(frames[0], frame + period_ms);
-    let events = replay_as(family, &run.chunks);
-    assert_eq!(verified(&events), game.uci_moves());
-    let two_hands: Vec<_> = events
+    let read = replay_as(family, &run.chunks);
+    let [record] = &read.games[..] else {
+        panic!("one game: {:?}", read.games);
+    };
+    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
+    assert_eq!(moves, game.uci_moves());
+    let two_hands: Vec<_> = read
+        .events
         .iter()
         .filter_map(|e| match &e.event {
             TrackerEvent::Alert(a) if a.kind == "two_hands_suspected" => Some(&a.message),
