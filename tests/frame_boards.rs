@@ -54,11 +54,11 @@ fn frames_after(chunks: &[Chunk], after: u64) -> Vec<u64> {
         .collect()
 }
 
-/// 1. e4 d5 2. exd5 with one hand on a Chessnut (a frame every 200 ms): the
-/// black pawn taken off, the white pawn lifted 150 ms later, both inside one
-/// frame, and put down on d5 at once. A frame shows only that both squares
-/// emptied within its period, which one hand does: no 7.5.4 "two hands"
-/// alert, and the capture is read.
+/// The game 1. e4 d5 2. exd5 with one hand on a Chessnut (a frame every
+/// 200 ms): the black pawn taken off, the white pawn lifted 150 ms later,
+/// both inside one frame, and put down on d5 at once. A frame shows only that
+/// both squares emptied within its period, which one hand does: no 7.5.4
+/// "two hands" alert, and the capture is read.
 #[test]
 fn a_one_handed_capture_inside_one_frame_raises_no_two_hands_alert() {
     let family = eboard_protocols::family("chessnut").unwrap();
