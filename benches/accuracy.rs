@@ -16,7 +16,9 @@
 //! in detail (hands' script around the first difference) under each condition;
 //! `family=NAME` plays on that family's virtual board (default `dgt`);
 //! `clock=off` unplugs the DGT board's clock (to compare with families that
-//! have none); `frame=MS` sets a frame-reporting board's period.
+//! have none); `frame=MS` sets a frame-reporting board's period. The runs
+//! that are not exact are listed at the end, the first 400, or every one with
+//! `list=all`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -231,7 +233,12 @@ fn main() {
             "{} runs not exact, with a wrong [%clk] or a wrong result:",
             failures.len()
         );
-        for f in failures.iter().take(400) {
+        let listed = if args.iter().any(|a| a == "list=all") {
+            failures.len()
+        } else {
+            400
+        };
+        for f in failures.iter().take(listed) {
             println!("  {f}");
         }
     }
