@@ -63,6 +63,29 @@ pub trait ReplaySink {
     fn warning(&mut self, message: &str);
 }
 
+/// A sink that keeps everything: for the library's callers that want the
+/// results in memory (tests, tools).
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub events: Vec<Stamped>,
+    pub games: Vec<GameRecord>,
+    pub warnings: Vec<String>,
+}
+
+impl ReplaySink for Collected {
+    fn event(&mut self, event: &Stamped) -> io::Result<()> {
+        self.events.push(event.clone());
+        Ok(())
+    }
+    fn game(&mut self, game: &GameRecord) -> io::Result<()> {
+        self.games.push(game.clone());
+        Ok(())
+    }
+    fn warning(&mut self, message: &str) {
+        self.warnings.push(message.to_string());
+    }
+}
+
 /// What a replay saw.
 #[derive(Debug, Default)]
 pub struct ReplaySummary {

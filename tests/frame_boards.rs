@@ -3,44 +3,23 @@
 //! board, read back by `replay` (the header names the family, the session
 //! gives the tracker the family's sensor profile).
 
-use std::io;
-
 use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
-use eboard_bridge::events::{Stamped, TrackerEvent};
+use eboard_bridge::events::TrackerEvent;
 use eboard_bridge::games::{load_pgn, Game};
-use eboard_bridge::pgn::GameRecord;
-use eboard_bridge::replay::{replay, ReplaySink};
+use eboard_bridge::replay::{replay, Collected};
 use eboard_bridge::sim::{simulate_script, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::family::{Family, PortMode, Reporting};
 use eboard_protocols::hand::{self, HandScript, PhysicalAction, TimedAction};
 use shakmaty::{Color, Piece, Role, Square};
 
-#[derive(Default)]
-struct Collect {
-    events: Vec<Stamped>,
-    games: Vec<GameRecord>,
-}
-
-impl ReplaySink for Collect {
-    fn event(&mut self, event: &Stamped) -> io::Result<()> {
-        self.events.push(event.clone());
-        Ok(())
-    }
-    fn game(&mut self, game: &GameRecord) -> io::Result<()> {
-        self.games.push(game.clone());
-        Ok(())
-    }
-    fn warning(&mut self, _message: &str) {}
-}
-
-fn replay_as(family: &Family, chunks: &[Chunk]) -> Collect {
+fn replay_as(family: &Family, chunks: &[Chunk]) -> Collected {
     let mut w = CaptureWriter::new(Vec::new(), &CaptureHeader::new(family.name)).unwrap();
     for c in chunks {
         w.write_chunk(c).unwrap();
     }
     let bytes = w.into_inner();
-    let mut sink = Collect::default();
+    let mut sink = Collected::default();
     replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
     sink
 }

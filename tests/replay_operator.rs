@@ -2,40 +2,17 @@
 //! is applied at its place by `replay`, so a capture alone rebuilds what the
 //! daemon did; captures without such lines read as before.
 
-use std::io;
 use std::path::PathBuf;
 
 use eboard_bridge::capture::{
     CaptureError, CaptureHeader, CaptureReader, CaptureWriter, OperatorLine, PortMode, Record,
 };
 use eboard_bridge::emulate::load_game;
-use eboard_bridge::events::{GameEvent, GameResult, Stamped, TrackerEvent};
+use eboard_bridge::events::{GameEvent, GameResult, TrackerEvent};
 use eboard_bridge::operator::TrackerCommand;
-use eboard_bridge::pgn::GameRecord;
-use eboard_bridge::replay::{replay, ReplaySink};
+use eboard_bridge::replay::{replay, Collected};
 use eboard_bridge::sim::{simulate, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
-
-#[derive(Default)]
-struct Collect {
-    events: Vec<Stamped>,
-    games: Vec<GameRecord>,
-    warnings: Vec<String>,
-}
-
-impl ReplaySink for Collect {
-    fn event(&mut self, event: &Stamped) -> io::Result<()> {
-        self.events.push(event.clone());
-        Ok(())
-    }
-    fn game(&mut self, game: &GameRecord) -> io::Result<()> {
-        self.games.push(game.clone());
-        Ok(())
-    }
-    fn warning(&mut self, message: &str) {
-        self.warnings.push(message.to_string());
-    }
-}
 
 /// The first eight plies of a real game, played on the virtual board, as a
 /// capture; `operator` lines are written after the last chunk.
@@ -65,7 +42,7 @@ fn capture(operator: &[TrackerCommand]) -> Vec<u8> {
     w.into_inner()
 }
 
-fn results(sink: &Collect) -> Vec<GameResult> {
+fn results(sink: &Collected) -> Vec<GameResult> {
     sink.events
         .iter()
         .filter_map(|e| match &e.event {
@@ -89,7 +66,7 @@ fn a_journaled_result_is_replayed_into_the_game() {
     assert_eq!(v["board"], 7);
     assert_eq!(v["by"], "IA Example");
 
-    let mut sink = Collect::default();
+    let mut sink = Collected::default();
     // The daemon numbered the board 7; replay numbers it 1: a single-board
     // capture's command belongs to its one board whatever the number.
     replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
@@ -104,7 +81,7 @@ fn a_journaled_result_is_replayed_into_the_game() {
 #[test]
 fn captures_without_operator_lines_replay_as_before() {
     let plain = capture(&[]);
-    let mut sink = Collect::default();
+    let mut sink = Collected::default();
     replay(&plain[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
     assert!(results(&sink).is_empty());
     assert_eq!(sink.games.last().unwrap().moves.len(), 8);
@@ -129,7 +106,7 @@ fn captures_without_operator_lines_replay_as_before() {
 #[test]
 fn a_refused_command_is_a_warning_and_changes_nothing() {
     let bytes = capture(&[TrackerCommand::RejectRetraction]);
-    let mut sink = Collect::default();
+    let mut sink = Collected::default();
     replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
     assert_eq!(sink.warnings.len(), 1, "{:?}", sink.warnings);
     assert!(

@@ -6,7 +6,7 @@ use std::io;
 use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
 use eboard_bridge::events::Stamped;
 use eboard_bridge::pgn::GameRecord;
-use eboard_bridge::replay::{replay, ReplayError, ReplaySink};
+use eboard_bridge::replay::{replay, Collected, ReplayError};
 use eboard_bridge::session::Session;
 use eboard_protocols::dgt::{DgtCodec, DgtStats};
 
@@ -223,27 +223,6 @@ fn garbage_is_counted_never_fatal() {
     assert_eq!(session.board_info().serial.as_deref(), Some("12345"));
 }
 
-#[derive(Default)]
-struct Collect {
-    events: Vec<Stamped>,
-    games: Vec<String>,
-    warnings: Vec<String>,
-}
-
-impl ReplaySink for Collect {
-    fn event(&mut self, event: &Stamped) -> io::Result<()> {
-        self.events.push(event.clone());
-        Ok(())
-    }
-    fn game(&mut self, game: &GameRecord) -> io::Result<()> {
-        self.games.push(game.to_pgn());
-        Ok(())
-    }
-    fn warning(&mut self, message: &str) {
-        self.warnings.push(message.to_string());
-    }
-}
-
 #[test]
 fn a_bus_capture_header_starts_the_decoder_in_bus_mode() {
     let mut header = CaptureHeader::new("dgt");
@@ -255,7 +234,7 @@ fn a_bus_capture_header_starts_the_decoder_in_bus_mode() {
     w.write(5, Direction::In, &bus(300, BusReply::BoardDump(start())))
         .unwrap();
     let bytes = w.into_inner();
-    let mut sink = Collect::default();
+    let mut sink = Collected::default();
     let summary = replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
     assert_eq!(summary.chunks, 2);
     assert_eq!(
@@ -281,7 +260,7 @@ fn other_protocols_are_refused_with_a_reason() {
         &bytes[..],
         1,
         &TrackerConfig::default(),
-        &mut Collect::default(),
+        &mut Collected::default(),
     )
     .unwrap_err();
     assert!(matches!(err, ReplayError::UnsupportedProtocol(ref p, _) if p == "novag"));
@@ -341,11 +320,11 @@ fn two_bus_boards_replay_to_two_games() {
         w.write(*t, Direction::In, bytes).unwrap();
     }
     let bytes = w.into_inner();
-    let mut sink = Collect::default();
+    let mut sink = Collected::default();
     let summary = replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
     assert_eq!(summary.stats.decode_errors, 0);
     assert_eq!(sink.games.len(), 2, "warnings: {:?}", sink.warnings);
-    for (game, board) in sink.games.iter().zip([77, 1025]) {
+    for (game, board) in sink.games.iter().map(GameRecord::to_pgn).zip([77, 1025]) {
         assert!(game.contains(&format!("[Board \"{board}\"]")), "{game}");
         let mut reader = pgn_reader::Reader::new(io::Cursor::new(game.as_bytes()));
         let mut pos = shakmaty::Chess::default();
