@@ -129,7 +129,22 @@ fn main() {
                     run.script.pressed[k]
                 );
             }
-            for a in run.script.actions.iter().filter(|a| a.t_ms >= t0).take(60) {
+            // SHOW_T=A-B prints the hands' actions between A and B ms instead.
+            let window = std::env::var("SHOW_T").ok().and_then(|w| {
+                let (a, b) = w.split_once('-')?;
+                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+            });
+            let (from_t, to_t, most) = match window {
+                Some((a, b)) => (a, b, usize::MAX),
+                None => (t0, u64::MAX, 60),
+            };
+            for a in run
+                .script
+                .actions
+                .iter()
+                .filter(|a| a.t_ms >= from_t && a.t_ms <= to_t)
+                .take(most)
+            {
                 println!("  {:>8} {:?}", a.t_ms, a.action);
             }
         }

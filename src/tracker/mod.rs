@@ -19,6 +19,8 @@
 //!   position of the game and held there (takeback, arbiter correction).
 
 mod clock_laws;
+mod evidence;
+mod follow;
 mod laws;
 mod results;
 mod search;
@@ -153,6 +155,8 @@ struct Step {
 /// A clock press whose move was still in the hand when it came.
 #[derive(Clone, Debug)]
 struct Press {
+    /// Its number in the game (the evidence engine's name for it).
+    id: u32,
     side: ClockSide,
     t: Millis,
     clock_ms: u64,
@@ -222,6 +226,8 @@ struct Game {
     chess960: Option<u32>,
     /// `history[0]` is the start, `history[i]` the position after verified ply `i`.
     history: Vec<Chess>,
+    /// `moves[i]` is verified ply `i + 1` (it leads from `history[i]`).
+    moves: Vec<Move>,
     pending: Vec<Step>,
 }
 
@@ -244,6 +250,12 @@ impl Game {
 
     fn ply(&self) -> u32 {
         (self.history.len() - 1) as u32
+    }
+
+    /// Keeps the verified plies up to `k`.
+    fn truncate(&mut self, k: usize) {
+        self.history.truncate(k + 1);
+        self.moves.truncate(k);
     }
 }
 
@@ -357,6 +369,13 @@ pub struct Tracker {
     /// board showed after it is unknown, so no picture is reported as displaced
     /// for a stillness that only the missing input made long enough.
     input_end: Option<Millis>,
+    /// Identity boards: the lines of play that every picture and press since
+    /// verified ply `anchor_ply` supports (see `evidence.rs`, `follow.rs`).
+    evidence: Option<evidence::Evidence>,
+    anchor_ply: usize,
+    /// The close readings disagree about the next ply to verify: since when,
+    /// and for which ply.
+    undecided: Option<(Millis, usize)>,
 }
 
 /// A move under way (the mover's piece in the hand) is reported as displaced
@@ -451,6 +470,9 @@ impl Tracker {
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
             same_scan_lifts_t: 0,
             input_end: None,
+            evidence: None,
+            anchor_ply: 0,
+            undecided: None,
         }
     }
 
@@ -679,6 +701,15 @@ impl Tracker {
     }
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
+        if self.phase == Phase::Playing && self.online {
+            if let Some(ev) = self.evidence.as_mut() {
+                // A hand that has let go of its piece shows nothing new: time
+                // alone can complete a move.
+                ev.tick(t_ms);
+                let r = self.follow_evidence(t_ms, out);
+                self.engine_resolution(r);
+            }
+        }
         self.timers(t_ms, out);
     }
 
@@ -905,7 +936,7 @@ impl Tracker {
         let game = self.game.as_mut().ok_or(Refusal::NoRetraction)?;
         let now = game.history.len() - 1;
         if now > k {
-            game.history.truncate(k + 1);
+            game.truncate(k);
             out.push(TrackerEvent::Game(GameEvent::Retraction {
                 from_ply: (k + 1) as u32,
                 plies: ((k + 1) as u32..=now as u32).collect(),
@@ -926,6 +957,7 @@ impl Tracker {
             let san = SanPlus::from_move(before, mv).to_string();
             let uci = mv.to_uci(game.mode).to_string();
             game.history.push(next);
+            game.moves.push(mv);
             out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
                 ply: game.ply(),
                 san,
@@ -942,6 +974,7 @@ impl Tracker {
         self.passed_back = None;
         self.press = None;
         self.ambiguous_lines.clear();
+        self.reset_evidence();
         let game = self.game.as_ref().expect("checked above");
         let tip = game.verified().board().clone();
         let ply = game.ply();
@@ -1173,6 +1206,7 @@ impl Tracker {
             mode: cand.mode,
             chess960: cand.chess960,
             history: vec![cand.pos],
+            moves: Vec::new(),
             pending: Vec::new(),
         });
         self.phase = Phase::Playing;
@@ -1209,6 +1243,7 @@ impl Tracker {
                 self.turn_started_t = Some(t);
             }
         }
+        self.reset_evidence();
         out.push(TrackerEvent::Game(GameEvent::GameStart {
             fen,
             chess960: cand.chess960,
@@ -1246,10 +1281,36 @@ impl Tracker {
         };
         self.last_board = board.clone();
         self.seen.add(target);
-        let mut resolution = self.resolve(t, target, out);
+        let engine = match (&board, self.evidence.as_mut()) {
+            (Some(b), Some(ev)) => {
+                ev.picture(t, b);
+                true
+            }
+            _ => false,
+        };
+        let mut resolution = if engine {
+            let r = self.follow_evidence(t, out);
+            if r == Resolution::Explained {
+                self.resolution = r;
+                self.settle(t, out);
+            } else if self.gap {
+                // Changes were missed while the link was down: the engine saw
+                // no hand at work, the picture matcher may still reach the board.
+                let old = self.resolve(t, target, out);
+                if old == Resolution::Explained {
+                    self.reset_evidence();
+                }
+                return self.after_resolution(t, raw, board.as_ref(), target, old, out);
+            }
+            r
+        } else {
+            self.resolve(t, target, out)
+        };
         if resolution == Resolution::Explained {
             // The board shows the game exactly: any displaced piece is back.
             self.displaced = None;
+        } else if engine {
+            // The engine reads play around a displaced piece by itself.
         } else if let (Some(b), Some((mask, snapshot))) = (&board, &self.displaced) {
             // Play went on around a displaced piece (7.4): read the move relative to
             // the last good position, as if the displaced squares were in order.
@@ -1267,6 +1328,21 @@ impl Tracker {
                 resolution = self.resolve(t, Target::Board(&corrected), out);
             }
         }
+        self.after_resolution(t, raw, board.as_ref(), target, resolution, out);
+    }
+
+    /// What follows from how a picture was read: an explained one clears the
+    /// episode; an unexplained one may be a result gesture, a turned board, an
+    /// illegal move standing, a takeback, or another game's start.
+    fn after_resolution(
+        &mut self,
+        t: Millis,
+        raw: &Picture,
+        board: Option<&Board>,
+        target: Target<'_>,
+        resolution: Resolution,
+        out: &mut Vec<TrackerEvent>,
+    ) {
         self.resolution = resolution;
         if resolution == Resolution::Explained {
             self.seen.reset(target);
@@ -1280,7 +1356,7 @@ impl Tracker {
             self.passed_back = None;
             return;
         }
-        if let Some(b) = &board {
+        if let Some(b) = board {
             if let Some(result) = result_gesture(b) {
                 self.end_game(
                     result,
@@ -1676,7 +1752,10 @@ impl Tracker {
                         self.resolution == Resolution::Explained
                             && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
                     });
-                    let without_move = self.press.as_ref().is_some_and(|p| p.without_move);
+                    let without_move = self
+                        .press
+                        .as_ref()
+                        .is_some_and(|p| p.without_move && !self.evidence_owns(p.id));
                     if by_mover && stale && without_move {
                         // No move followed the press: 7.5.3.
                         let count = self.count_illegal(to_move);
@@ -1713,6 +1792,9 @@ impl Tracker {
                 if !for_mover && self.awaits_late_press(t, mover, n) {
                     return;
                 }
+                if !self.may_verify(t, out) {
+                    return;
+                }
                 let press = if for_mover { self.press.take() } else { None };
                 self.verify_first(press.as_ref(), out);
                 continue;
@@ -1739,7 +1821,7 @@ impl Tracker {
                 } else {
                     self.config.press_settle_ms
                 };
-                if t >= p.t.max(self.last_change_t) + settle {
+                if t >= p.t.max(self.last_change_t) + settle && self.may_verify(t, out) {
                     let press = self.press.take();
                     self.verify_first(press.as_ref(), out);
                 }
@@ -1796,6 +1878,7 @@ impl Tracker {
         let uci = step.mv.to_uci(game.mode).to_string();
         let fen = Fen::from_position(&step.pos, EnPassantMode::Legal).to_string();
         game.history.push(step.pos.clone());
+        game.moves.push(step.mv);
         let ply = game.ply();
         let (clock_ms, emt_ms) = match press {
             Some(p) => (Some(p.clock_ms), p.emt_ms),
@@ -1964,6 +2047,7 @@ impl Tracker {
         let plies = game.ply();
         let chess960 = game.chess960;
         game.history = vec![stood.clone()];
+        game.moves.clear();
         let what = laws::describe_moves(before.board(), &illegal, mover)
             .unwrap_or_else(|| "the illegal move".into());
         let stood_alert = self.open_alerts.remove(open);
@@ -1998,6 +2082,8 @@ impl Tracker {
         }));
         self.clear_move_state();
         self.seen.reset(Target::Board(&illegal));
+        self.last_board = Some(illegal.clone());
+        self.reset_evidence();
         self.play_picture(t, raw, out);
         true
     }
@@ -2038,6 +2124,7 @@ impl Tracker {
                 let was_quarter = self.orientation.is_quarter_turn();
                 self.orientation = o;
                 self.last_board = Some(tip.clone());
+                self.reset_evidence();
                 self.resolution = Resolution::Explained;
                 self.unexplained_since = None;
                 self.takeback = None;
@@ -2061,6 +2148,7 @@ impl Tracker {
         out: &mut Vec<TrackerEvent>,
     ) {
         let press = Press {
+            id: self.presses_in_game + 1,
             side,
             t,
             clock_ms: reading.side(side).millis,
@@ -2080,6 +2168,7 @@ impl Tracker {
             .is_some_and(|p| t.saturating_sub(p) < DOUBLE_PRESS_MS);
         let first = self.presses_in_game == 0;
         self.presses_in_game += 1;
+
         self.last_press_t = Some(t);
         let candidate_7_5_3 = !double
             && !first
@@ -2098,6 +2187,11 @@ impl Tracker {
         {
             // The side not to move starts the opponent's clock (6.6).
             self.white_side = Some(color_side(side, !game.verified().turn()));
+        }
+        if let (Some(w), Some(ev)) = (self.white_side, self.evidence.as_mut()) {
+            ev.press(t, side_color(side, w), self.presses_in_game);
+            let r = self.follow_evidence(t, out);
+            self.engine_resolution(r);
         }
         let mut press = press;
         press.matched = self.pressed_for_shown_move(side);
@@ -2224,7 +2318,9 @@ impl Tracker {
                 let game = self.game.as_ref().expect("playing");
                 if game.pending.is_empty() && still >= CERTAIN_STILL_MS {
                     self.certain_ply = game.history.len() - 1;
+                    self.advance_anchor(self.certain_ply);
                 }
+                let game = self.game.as_ref().expect("playing");
                 if game.pending.is_empty() || still < self.config.clockless_hold_ms {
                     return;
                 }
@@ -2237,6 +2333,7 @@ impl Tracker {
                 if self.clockless() || game.tip().is_game_over() || unpressed {
                     while self.phase == Phase::Playing
                         && self.game.as_ref().is_some_and(|g| !g.pending.is_empty())
+                        && self.may_verify(t, out)
                     {
                         self.verify_first(None, out);
                     }
@@ -2263,7 +2360,7 @@ impl Tracker {
                         return;
                     }
                 }
-                if let Some(board) = self.last_board.clone() {
+                if let Some(board) = self.last_board.clone().filter(|_| self.evidence.is_none()) {
                     // A burst whose middle the board never reported (a reply lifted
                     // the piece within one scan of its landing): once the picture is
                     // still, two plies are read without the check against what the
@@ -2289,7 +2386,7 @@ impl Tracker {
                         }
                     }
                 }
-                if let Some(board) = self.last_board.clone() {
+                if let Some(board) = self.last_board.clone().filter(|_| self.evidence.is_none()) {
                     let still = t.saturating_sub(self.last_change_t);
                     let boundary = self.pressed_in_episode() || still >= RESYNC_QUIET_MS;
                     if still >= RESYNC_STILL_MS
@@ -2335,7 +2432,14 @@ impl Tracker {
                 let board = self.last_board.clone();
                 // With candidates pending (an ambiguity), the press was for one of them.
                 let candidates = !self.ambiguous_lines.is_empty();
-                if let Some(press) = self.press.as_mut().filter(|p| !candidates && !p.matched) {
+                // A legal move the evidence reads on the board (made, or still
+                // under way) is no illegal move, whatever the press.
+                let legal = self.evidence_reads_legal();
+                if let Some(press) = self
+                    .press
+                    .as_mut()
+                    .filter(|p| !candidates && !p.matched && !legal)
+                {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         out.extend(self.illegal_press_alert(board.as_ref()));
@@ -2579,7 +2683,7 @@ impl Tracker {
                 self.result_ply = None;
                 self.clock_laws.reopen();
             }
-            game.history.truncate(k + 1);
+            game.truncate(k);
             out.push(TrackerEvent::Game(GameEvent::Retraction {
                 from_ply: (k + 1) as u32,
                 plies: ((k + 1) as u32..=n as u32).collect(),
@@ -2657,7 +2761,7 @@ impl Tracker {
         let game = self.game.as_mut().expect("playing");
         let n = game.history.len() - 1;
         self.withdrawn = Some(withdrawn_from(game, k));
-        game.history.truncate(k + 1);
+        game.truncate(k);
         game.pending.clear();
         let plies: Vec<u32> = ((k + 1) as u32..=n as u32).collect();
         out.push(TrackerEvent::Game(GameEvent::Retraction {
@@ -2695,6 +2799,7 @@ impl Tracker {
         self.resolution = Resolution::Explained;
         self.unexplained_since = None;
         self.unexplained_alerted = false;
+        self.reset_evidence();
     }
 }
 

@@ -1,0 +1,303 @@
+//! How the tracker follows a board that reports piece identities: the
+//! provisional line, what may be verified and what must be corrected all come
+//! from the evidence engine (`evidence.rs`), which reads every picture and
+//! press in the order they came.
+//!
+//! - The provisional line is the cheapest reading that keeps every verified
+//!   ply ([`Tracker::follow_evidence`]).
+//! - A ply is verified only when every close reading that keeps the verified
+//!   plies agrees on it ([`Tracker::may_verify`]); the usual proofs of
+//!   completion (press, reply, hold) still decide *when*.
+//! - When every close reading contradicts a verified ply and the board is at
+//!   rest, the verified line is corrected in the open
+//!   ([`Tracker::correct_from_evidence`]): one `Retraction`, the corrected plies,
+//!   an info alert.
+//! - Readings the board can never tell apart (a pawn's double step taken en
+//!   passant before any scan saw it land, and the single step taken normally,
+//!   leave the same squares) would hold the record back for ever: after
+//!   [`UNDECIDED_MS`] the cheapest is published and the arbiters are told what
+//!   else it may have been.
+
+use shakmaty::{san::SanPlus, Move, Position};
+
+use super::evidence::{Evidence, Hyp};
+use super::{laws, Resolution, Step, Tracker};
+use crate::events::{Alert, GameEvent, Millis, Severity, TrackerEvent};
+
+/// Readings costing at most this much more than the cheapest are possible.
+const MARGIN: u32 = 6;
+/// A verified line is withdrawn once every reading that keeps it costs this
+/// much more than the cheapest.
+const REFUTED: u32 = 10;
+/// Close readings that keep disagreeing this long about the next ply to verify
+/// are ones the board cannot tell apart.
+pub(super) const UNDECIDED_MS: Millis = 4_000;
+
+impl Tracker {
+    /// Starts the engine afresh from the verified position (and the provisional
+    /// plies, which it takes as made), for boards that report identities.
+    pub(super) fn reset_evidence(&mut self) {
+        self.evidence = None;
+        self.undecided = None;
+        let Some(game) = self.game.as_ref() else {
+            return;
+        };
+        if self.last_board.is_none() {
+            // Occupancy-only boards keep the picture matcher.
+            return;
+        }
+        let line: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
+        self.evidence = Some(Evidence::with_line(game.verified().clone(), &line));
+        self.anchor_ply = game.moves.len();
+    }
+
+    /// The verified plies since the engine's anchor.
+    fn verified_since_anchor(&self) -> &[Move] {
+        let game = self.game.as_ref().expect("playing");
+        &game.moves[self.anchor_ply.min(game.moves.len())..]
+    }
+
+    /// The cheapest reading within `margin` that keeps every verified ply.
+    fn published_reading(&self, margin: u32) -> Option<&Hyp> {
+        let ev = self.evidence.as_ref()?;
+        let verified = self.verified_since_anchor();
+        ev.viable(margin).find(|h| h.line.starts_with(verified))
+    }
+
+    /// Brings the provisional line in line with the evidence after a picture,
+    /// a press or time passing, and says how the board reads now: explained
+    /// (at rest on the line), or not (a move under way, or noise: a piece
+    /// knocked, an illegal move, a takeback).
+    pub(super) fn follow_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> Resolution {
+        let Some(ev) = self.evidence.as_ref() else {
+            return self.resolution;
+        };
+        let best = ev.best();
+        let (moving, noisy) = (best.moving(), best.noisy());
+        let reading = self
+            .published_reading(REFUTED)
+            .map(|h| (h.line.clone(), h.moving(), h.noisy()));
+        let Some((line, h_moving, h_noisy)) = reading else {
+            // Every reading that keeps the verified line is far worse than the
+            // best: once the board is at rest, correct the record.
+            if !moving && !noisy && self.correct_from_evidence(t, out) {
+                return Resolution::Explained;
+            }
+            return Resolution::Unexplained;
+        };
+        let k = self.verified_since_anchor().len();
+        let new: Vec<Move> = line[k..].to_vec();
+        let game = self.game.as_ref().expect("playing");
+        let old: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
+        let j = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+        if j < old.len() || new.len() > old.len() {
+            self.extend_line(j, new[j..].to_vec());
+            if new.is_empty() {
+                // The move was undone on the board: a press made for it is void.
+                self.press = None;
+            }
+        }
+        if h_moving || h_noisy {
+            Resolution::Unexplained
+        } else {
+            Resolution::Explained
+        }
+    }
+
+    /// A press or time passing made the board read as at rest on the line:
+    /// the episode of an unexplained picture is over.
+    pub(super) fn engine_resolution(&mut self, r: Resolution) {
+        if r == Resolution::Explained && self.resolution != Resolution::Explained {
+            self.resolution = Resolution::Explained;
+            self.unexplained_since = None;
+            self.unexplained_alerted = false;
+            self.takeback = None;
+            self.passed_back = None;
+            self.displaced = None;
+        }
+    }
+
+    /// The cheapest reading gives press `id` to a ply (made, under way, or
+    /// about to be shown): it was pressed for a move.
+    pub(super) fn evidence_owns(&self, id: u32) -> bool {
+        self.evidence
+            .as_ref()
+            .is_some_and(|ev| ev.best().owns_press(id))
+    }
+
+    /// The cheapest reading explains the board with legal play alone.
+    pub(super) fn evidence_reads_legal(&self) -> bool {
+        self.evidence.as_ref().is_some_and(|ev| !ev.best().noisy())
+    }
+
+    /// Whether the first provisional ply may be verified: every close reading
+    /// that keeps the verified line has made it. Readings that stay divided for
+    /// [`UNDECIDED_MS`] are ones the board cannot tell apart: the cheapest is
+    /// taken, and the arbiters get an info alert naming the other.
+    pub(super) fn may_verify(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> bool {
+        let Some(ev) = self.evidence.as_ref() else {
+            return true;
+        };
+        let game = self.game.as_ref().expect("playing");
+        let Some(next) = game.pending.first().map(|s| s.mv) else {
+            return false;
+        };
+        let verified = self.verified_since_anchor();
+        let k = verified.len();
+        let mut others: Vec<Vec<Move>> = Vec::new();
+        for h in ev.viable(MARGIN).filter(|h| h.line.starts_with(verified)) {
+            let claimed = h.claimed();
+            if claimed.get(k) != Some(&next) {
+                others.push(claimed[k..].to_vec());
+            }
+        }
+        if others.is_empty() {
+            self.undecided = None;
+            return true;
+        }
+        let ply = game.moves.len();
+        let since = match self.undecided {
+            Some((since, p)) if p == ply => since,
+            _ => {
+                self.undecided = Some((t, ply));
+                t
+            }
+        };
+        // Only readings that completed the ply another way count as a rival:
+        // one still under way is not a reading of what was played.
+        let rivals: Vec<Vec<Move>> = others.into_iter().filter(|l| !l.is_empty()).collect();
+        if t.saturating_sub(since) < UNDECIDED_MS {
+            return false;
+        }
+        self.undecided = None;
+        let chosen: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
+        out.push(uncertain_alert(game.verified(), &chosen, &rivals));
+        true
+    }
+
+    /// Every close reading contradicts a verified ply and the board is at rest
+    /// on the cheapest: the plies from the first contradicted one are withdrawn
+    /// (one `Retraction`), the cheapest reading's plies follow as `corrected`
+    /// provisional moves (verified as any move is), and the arbiters are told.
+    pub(super) fn correct_from_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> bool {
+        let Some(ev) = self.evidence.as_ref() else {
+            return false;
+        };
+        let line = ev.best().line.clone();
+        let verified = self.verified_since_anchor().to_vec();
+        let common = line
+            .iter()
+            .zip(&verified)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if common == verified.len() {
+            return false;
+        }
+        let k = self.anchor_ply + common;
+        let game = self.game.as_mut().expect("playing");
+        let n = game.moves.len();
+        let withdrawn = sans(&game.history[k], &game.moves[k..]);
+        let replacing = sans(&game.history[k], &line[common..]);
+        if self.result_ply.is_some_and(|p| p as usize > k) {
+            self.result_ply = None;
+            self.clock_laws.reopen();
+        }
+        game.truncate(k);
+        out.push(TrackerEvent::Game(GameEvent::Retraction {
+            from_ply: (k + 1) as u32,
+            plies: ((k + 1) as u32..=n as u32).collect(),
+        }));
+        game.pending.clear();
+        let mut pos = game.verified().clone();
+        for &mv in &line[common..] {
+            pos.play_unchecked(mv);
+            game.pending.push(Step {
+                mv,
+                pos: pos.clone(),
+                reconstructed: false,
+                corrected: true,
+                notes: Vec::new(),
+            });
+        }
+        out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            penalty: None,
+            kind: laws::MOVES_CORRECTED.into(),
+            article: "8.4".into(),
+            severity: Severity::Info,
+            squares: Vec::new(),
+            message: format!(
+                "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
+                k + 1,
+                withdrawn.join(" "),
+                replacing.join(" "),
+                k + 1
+            ),
+        }));
+        self.press = None;
+        self.takeback = None;
+        self.passed_back = None;
+        self.ambiguous_lines.clear();
+        self.ambiguous_alerted = None;
+        self.displaced = None;
+        self.undecided = None;
+        self.resolution = Resolution::Explained;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+        self.settle(t, out);
+        true
+    }
+
+    /// Moves the engine's anchor to verified ply `certain`: what the board has
+    /// shown still for long is never searched again.
+    pub(super) fn advance_anchor(&mut self, certain: usize) {
+        if self.evidence.is_none() || certain <= self.anchor_ply {
+            return;
+        }
+        let game = self.game.as_ref().expect("playing");
+        let moves = game.moves[self.anchor_ply..certain.min(game.moves.len())].to_vec();
+        let ev = self.evidence.as_mut().expect("checked");
+        ev.advance_anchor(&moves);
+        self.anchor_ply += moves.len();
+    }
+}
+
+/// The SAN of `moves` played from `pos`.
+fn sans(pos: &shakmaty::Chess, moves: &[Move]) -> Vec<String> {
+    let mut pos = pos.clone();
+    moves
+        .iter()
+        .map(|&m| {
+            let san = SanPlus::from_move(pos.clone(), m).to_string();
+            pos.play_unchecked(m);
+            san
+        })
+        .collect()
+}
+
+/// Article 8.4 as an info: the board could not tell `chosen` from `rivals`.
+fn uncertain_alert(base: &shakmaty::Chess, chosen: &[Move], rivals: &[Vec<Move>]) -> TrackerEvent {
+    let others: Vec<String> = rivals.iter().map(|l| sans(base, l).join(" ")).collect();
+    let squares = chosen
+        .first()
+        .map(|m| Alert::square_names(super::search::touched(*m)))
+        .unwrap_or_default();
+    TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
+        kind: laws::MOVES_UNCERTAIN.into(),
+        article: "8.4".into(),
+        severity: Severity::Info,
+        squares,
+        message: format!(
+            "The board's reports fit {} as well as {}: the pieces were never seen in between. {} is recorded; check the scoresheets if it matters.",
+            sans(base, chosen).join(" "),
+            if others.is_empty() {
+                "another reading".to_string()
+            } else {
+                others.join(" or ")
+            },
+            sans(base, &chosen[..1]).join(" ")
+        ),
+    })
+}
