@@ -13,6 +13,7 @@ pub mod config;
 pub mod daemon;
 pub mod demo;
 pub mod device;
+pub mod doctor;
 pub mod emulate;
 pub mod events;
 pub mod games;

@@ -26,6 +26,15 @@ enum Command {
     },
     /// Print the default configuration as a commented TOML file.
     PrintConfig,
+    /// Check this machine for a tournament: serial devices and who holds them,
+    /// permissions, the data directory, the HTTP port, the clock, the
+    /// configuration. Exits non-zero when something blocks a tournament.
+    Doctor {
+        /// Configuration file to check; without it the service's
+        /// /etc/eboard-bridge/eboard-bridge.toml when it exists, else the defaults.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Decode captures, reconstruct the games and print them as PGN.
     Replay {
         /// Write the game events (moves, alerts, clocks, results) as JSON Lines to FILE.
@@ -92,6 +101,7 @@ fn main() -> ExitCode {
             print!("{}", eboard_bridge::config::DEFAULT_CONFIG_TOML);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Doctor { config } => eboard_bridge::doctor::run_cli(config.as_deref()),
         Command::Replay { events, captures } => {
             eboard_bridge::replay::run_cli(events.as_deref(), &captures)
         }

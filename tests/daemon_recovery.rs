@@ -106,12 +106,11 @@ async fn a_move_journaled_but_not_published_before_a_crash_is_published_once_on_
     std::thread::sleep(Duration::from_millis(5));
     let hub = Arc::new(Hub::new());
     let mut public = hub.subscribe_public();
-    let d = start_on(hub.clone(), config(&data, vec![single(&port, 1)]));
-    wait_for("the rebuilt game", Duration::from_secs(20), || {
-        ucis(&hub, 1) == want
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut d = start_on(hub.clone(), config(&data, vec![single(&port, 1)]));
+    // Ready comes after the journal's recovery, which is where a move would be
+    // published again.
+    d.wait_ready(Duration::from_secs(20)).await;
+    assert_eq!(ucis(&hub, 1), want, "the game rebuilt before ready");
     d.shutdown().await;
     let mut again = Vec::new();
     drain_verified(&mut public, &mut again);

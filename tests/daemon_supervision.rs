@@ -297,6 +297,29 @@ async fn garbled_change_reports_are_asked_again_and_nothing_is_lost() {
     );
 }
 
+/// How much board time the current run has read on the one journaled port:
+/// from its first `in` chunk to its last, from the newest capture file (the
+/// journal writes its buffers out within a loop tick or two).
+fn board_time_read(data: &Path) -> Option<u64> {
+    let port_dir = std::fs::read_dir(data.join("journal/captures"))
+        .ok()?
+        .next()?
+        .ok()?
+        .path();
+    let newest = std::fs::read_dir(port_dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .max()?;
+    let text = std::fs::read_to_string(newest).ok()?;
+    let times: Vec<u64> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["dir"] == "in")
+        .filter_map(|v| v["t_ms"].as_u64())
+        .collect();
+    Some(times.last()? - times.first()?)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_rebuilds_the_game_from_the_journal_and_republishes_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -339,7 +362,15 @@ async fn a_restart_rebuilds_the_game_from_the_journal_and_republishes_nothing() 
         hub.public_board(4).unwrap().online
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The tracker's time is the board's: wait until the daemon has read the
+    // board for longer than any hold that could turn its picture into a move
+    // or a retraction (a still picture counts as certain after 2 s).
+    wait_for(
+        "2.5 s of the returned board read",
+        Duration::from_secs(20),
+        || board_time_read(&data).is_some_and(|ms| ms >= 2_500),
+    )
+    .await;
     let mut verified = Vec::new();
     drain_verified(&mut public, &mut verified);
     assert!(verified.is_empty(), "republished {verified:?}");

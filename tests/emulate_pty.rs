@@ -173,14 +173,27 @@ async fn three_boards_share_one_line_in_bus_mode() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(handle.game_over());
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The hands are done; a board's sensors report the last piece set down one
+    // scan later. Ask each board until its dump shows the final position.
     let want = Picture::from_board(game.final_position().board());
     for address in [1025u16, 1026, 1027] {
-        port.write_all(&bus_frame(0x82, address)).await.unwrap();
-        let got = bus_replies(&mut port, &mut d, 300).await;
-        assert_eq!(got.len(), 1, "only board {address} answers");
-        assert_eq!(got[0].0, address);
-        assert_eq!(got[0].1, BusReply::BoardDump(want.clone()));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            port.write_all(&bus_frame(0x82, address)).await.unwrap();
+            let got = bus_replies(&mut port, &mut d, 300).await;
+            assert_eq!(got.len(), 1, "only board {address} answers: {got:?}");
+            assert_eq!(got[0].0, address);
+            let BusReply::BoardDump(picture) = &got[0].1 else {
+                panic!("board {address} answered BUS_SEND_BRD with {:?}", got[0].1);
+            };
+            if *picture == want {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "board {address} never showed the final position: {picture:?}"
+            );
+        }
     }
     // A wrong checksum gets no answer at all.
     let mut bad = bus_frame(0x82, 1025);

@@ -305,6 +305,39 @@ async fn read_until(resp: &mut reqwest::Response, buf: &mut String, pred: impl F
     .unwrap_or_else(|_| panic!("timed out; read so far:\n{buf}"));
 }
 
+/// Reconnects to `/events` with `Last-Event-ID: last` until what the server
+/// resumes with contains `want` (the history that resumption reads is filled by
+/// a task of its own, so an event just published may not be in it yet); returns
+/// what that connection read.
+async fn resume_sse(client: &reqwest::Client, base: &str, last: u64, want: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut resp = client
+            .get(format!("{base}/events"))
+            .header("Last-Event-ID", last.to_string())
+            .send()
+            .await
+            .unwrap();
+        let mut buf = String::new();
+        let read = tokio::time::timeout(Duration::from_millis(250), async {
+            while !buf.contains(want) {
+                match resp.chunk().await.unwrap() {
+                    Some(chunk) => buf.push_str(std::str::from_utf8(&chunk).unwrap()),
+                    None => panic!("the stream ended early; read so far:\n{buf}"),
+                }
+            }
+        })
+        .await;
+        if read.is_ok() {
+            return buf;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never resumed with {want}; the last try read:\n{buf}"
+        );
+    }
+}
+
 /// `(id, data)` of the SSE messages in `text`.
 fn sse_messages(text: &str) -> Vec<(Option<String>, Option<String>, Value)> {
     text.split("\n\n")
@@ -354,16 +387,9 @@ async fn sse_delivers_moves_and_resumes_from_last_event_id() {
     // Two moves while the client is away; it comes back with the last id it saw.
     let a = f.play(&hub, "f1b5");
     let b = f.play(&hub, "a7a6");
-    // Give the history task its turn (it records the public stream).
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let mut resp = client
-        .get(format!("{base}/events"))
-        .header("Last-Event-ID", seq.to_string())
-        .send()
-        .await
-        .unwrap();
-    let mut buf = String::new();
-    read_until(&mut resp, &mut buf, |b| b.contains("\"san\":\"a6\"")).await;
+    // The server's history task records the public stream on its own turn:
+    // come back until it resumes with both moves.
+    let buf = resume_sse(&client, &base, seq, "\"san\":\"a6\"").await;
     let ids: Vec<String> = sse_messages(&buf).into_iter().filter_map(|m| m.0).collect();
     assert_eq!(ids, [a.to_string(), b.to_string()], "{buf}");
 
@@ -712,17 +738,22 @@ async fn the_websocket_carries_the_same_messages_and_resumes() {
     drop(ws);
 
     let later = f.play(&hub, "f1c4");
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("{ws_url}/ws?last_event_id={seq}"))
-        .await
-        .unwrap();
-    let v = next_json(
-        tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap(),
-    );
+    // As for SSE: reconnect until the server's history holds the move (a
+    // resumption from an up-to-date position sends nothing until the next event).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let v = loop {
+        let (mut ws, _) =
+            tokio_tungstenite::connect_async(format!("{ws_url}/ws?last_event_id={seq}"))
+                .await
+                .unwrap();
+        if let Ok(got) = tokio::time::timeout(Duration::from_millis(250), ws.next()).await {
+            break next_json(got.unwrap().unwrap());
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the WebSocket never resumed with the move played while away"
+        );
+    };
     assert_eq!(v["seq"], later);
     assert_eq!(v["san"], "Bc4");
 }

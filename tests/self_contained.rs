@@ -26,7 +26,7 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if ["rs", "toml", "sh", "md"]
             .iter()
             .any(|ext| path.extension().is_some_and(|e| e == *ext))
-            || name == "run"
+            || ["run", "package", "postinst", "postrm"].contains(&name.as_str())
         {
             out.push(path);
         }
@@ -44,7 +44,9 @@ fn nothing_reads_outside_the_repository() {
         "protocols",
         "fuzz",
         ".ci",
+        ".cargo",
         "docs",
+        "packaging",
     ] {
         files(&root.join(dir), &mut all);
     }

@@ -104,9 +104,20 @@ pub struct Running {
     pub hub: Arc<Hub>,
     pub stop: oneshot::Sender<()>,
     pub task: JoinHandle<Result<(), DaemonError>>,
+    /// Fires when the daemon says it is ready: the journal recovered (what it
+    /// had to publish again is published) and every port has its supervisor.
+    pub ready: oneshot::Receiver<()>,
 }
 
 impl Running {
+    /// Waits for the daemon's readiness (see [`Running::ready`]).
+    pub async fn wait_ready(&mut self, timeout: Duration) {
+        tokio::time::timeout(timeout, &mut self.ready)
+            .await
+            .expect("the daemon did not get ready in time")
+            .expect("the daemon stopped before it was ready");
+    }
+
     pub async fn shutdown(self) {
         self.stop.send(()).unwrap();
         self.task.await.unwrap().unwrap();
@@ -122,15 +133,23 @@ pub fn start(config: Config) -> Running {
 /// that nothing published while the journal is recovered is missed.
 pub fn start_on(hub: Arc<Hub>, config: Config) -> Running {
     let (stop, stop_rx) = oneshot::channel::<()>();
+    let (ready_tx, ready) = oneshot::channel::<()>();
     let task = tokio::spawn(eboard_bridge::daemon::run(
         config,
         hub.clone(),
         async {
             let _ = stop_rx.await;
         },
-        || {},
+        move || {
+            let _ = ready_tx.send(());
+        },
     ));
-    Running { hub, stop, task }
+    Running {
+        hub,
+        stop,
+        task,
+        ready,
+    }
 }
 
 pub async fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
