@@ -51,15 +51,15 @@ use crate::events::Millis;
 use super::search::diff;
 
 /// A square read empty that should hold a piece, per picture.
-const FLICKER: u32 = 4;
+const FLICKER: u32 = 7;
 /// A piece read as another piece of its colour, per picture.
-const MISREAD: u32 = 5;
+const MISREAD: u32 = 8;
 /// A piece where none can be, per picture.
-const STRAY: u32 = 8;
+const STRAY: u32 = 10;
 /// The moving (or captured) piece seen on a square it only crosses, per picture.
 const TRANSIENT: u32 = 2;
 /// The same, on a square that holds another piece (one hand brushing past it).
-const TRANSIENT_ON_PIECE: u32 = 4;
+const TRANSIENT_ON_PIECE: u32 = 5;
 /// A ply under way whose picture is exactly the position after it: the hand
 /// paused on the square it goes to, rather than let go (per picture).
 const PAUSE: u32 = 1;
@@ -229,6 +229,15 @@ impl Hyp {
             && self.early.is_some() == other.early.is_some()
             && self.active_press.is_some() == other.active_press.is_some()
             && recent(self) == recent(other)
+    }
+
+    /// The ply under way may be `m`: one of its candidates within `margin` of
+    /// the cheapest.
+    pub fn may_be_making(&self, m: Move, margin: u32) -> bool {
+        let best = self.best_cand().map_or(0, |c| c.extra);
+        self.active
+            .iter()
+            .any(|c| c.mv == m && c.extra <= best + margin)
     }
 
     /// Press `id` belongs to one of its plies (or waits for the next).
@@ -404,7 +413,7 @@ impl Evidence {
         if t < a || t > b {
             return;
         }
-        eprintln!("{t} {what}:");
+        eprintln!("{t} {what}: {} hyps", self.hyps.len());
         for h in self.hyps.iter().take(
             std::env::var("EV_N")
                 .ok()
@@ -752,8 +761,15 @@ fn frame_cost(before: &Board, e: &Effect, shown: &Board) -> (u32, bool, bool) {
         cost += expected;
         noisy = true;
     }
-    if started && !noisy && shown == &e.after {
-        cost += PAUSE;
+    if started && !noisy {
+        // Every piece is on the board: no hand holds one. Either the hand
+        // paused on the square it goes to, or half of a two-piece move (the
+        // rook of a castling) stands done: a completed move of its own reads
+        // the same picture without that.
+        let all_down = shown.occupied().count() >= before.occupied().count().min(e.after.occupied().count());
+        if shown == &e.after || all_down {
+            cost += PAUSE;
+        }
     }
     (cost, noisy, started)
 }

@@ -91,6 +91,9 @@ impl Tracker {
         let old: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
         let j = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
         if j < old.len() || new.len() > old.len() {
+            if j < old.len() && new.len() == j {
+                self.withdrawn_provisional = Some((game.moves.len() + j, old[j]));
+            }
             self.extend_line(j, new[j..].to_vec());
             if new.is_empty() {
                 // The move was undone on the board: a press made for it is void.
@@ -125,9 +128,14 @@ impl Tracker {
             .is_some_and(|ev| ev.best().owns_press(id))
     }
 
-    /// The cheapest reading explains the board with legal play alone.
-    pub(super) fn evidence_reads_legal(&self) -> bool {
-        self.evidence.as_ref().is_some_and(|ev| !ev.best().noisy())
+    /// The cheapest reading explains the board with legal play alone and has
+    /// `presser`'s move complete (only the opponent may be moving): his press
+    /// completed a legal move, whatever the picture when it came.
+    pub(super) fn evidence_clears_press(&self, presser: Option<shakmaty::Color>) -> bool {
+        self.evidence.as_ref().is_some_and(|ev| {
+            let best = ev.best();
+            !best.noisy() && (!best.moving() || presser.is_some_and(|c| best.pos().turn() != c))
+        })
     }
 
     /// Whether the first provisional ply may be verified: every close reading
@@ -144,11 +152,17 @@ impl Tracker {
         };
         let verified = self.verified_since_anchor();
         let k = verified.len();
+        // A reading that has not completed the ply yet but may be making it
+        // (the piece still in the hand) is no rival: when the ply is complete
+        // is for the press and the holds to say, not which move it is.
         let mut others: Vec<Vec<Move>> = Vec::new();
         for h in ev.viable(MARGIN).filter(|h| h.line.starts_with(verified)) {
-            let claimed = h.claimed();
-            if claimed.get(k) != Some(&next) {
-                others.push(claimed[k..].to_vec());
+            let agrees = match h.line.get(k) {
+                Some(&m) => m == next,
+                None => h.moving() && h.may_be_making(next, MARGIN),
+            };
+            if !agrees {
+                others.push(h.claimed()[k..].to_vec());
             }
         }
         if others.is_empty() {

@@ -373,6 +373,8 @@ pub struct Tracker {
     /// verified ply `anchor_ply` supports (see `evidence.rs`, `follow.rs`).
     evidence: Option<evidence::Evidence>,
     anchor_ply: usize,
+    /// The provisional move last withdrawn without a replacement, and its ply.
+    withdrawn_provisional: Option<(usize, Move)>,
     /// The close readings disagree about the next ply to verify: since when,
     /// and for which ply.
     undecided: Option<(Millis, usize)>,
@@ -472,6 +474,7 @@ impl Tracker {
             input_end: None,
             evidence: None,
             anchor_ply: 0,
+            withdrawn_provisional: None,
             undecided: None,
         }
     }
@@ -1656,7 +1659,14 @@ impl Tracker {
                 shakmaty::Bitboard::EMPTY
             };
         let game = self.game.as_mut().expect("playing");
-        let replaced_first = game.pending.get(j).map(|s| s.mv);
+        let ply = game.moves.len() + j;
+        // A provisional move withdrawn while the reading waited (the rook of a
+        // castling read as a move of its own, then the king lifted) is still
+        // what the castling replaced.
+        let replaced_first = game.pending.get(j).map(|s| s.mv).or(self
+            .withdrawn_provisional
+            .filter(|(p, _)| *p == ply)
+            .map(|(_, m)| m));
         game.pending.truncate(j);
         let burst = moves.len() >= 2;
         for (i, &mv) in moves.iter().enumerate() {
@@ -2434,7 +2444,12 @@ impl Tracker {
                 let candidates = !self.ambiguous_lines.is_empty();
                 // A legal move the evidence reads on the board (made, or still
                 // under way) is no illegal move, whatever the press.
-                let legal = self.evidence_reads_legal();
+                let presser = self
+                    .press
+                    .as_ref()
+                    .zip(self.white_side)
+                    .map(|(p, w)| side_color(p.side, w));
+                let legal = self.evidence_clears_press(presser);
                 if let Some(press) = self
                     .press
                     .as_mut()
