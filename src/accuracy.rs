@@ -267,7 +267,7 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
                 ));
             }
             TrackerEvent::Game(GameEvent::Result { result, reason }) => {
-                out.results.push((*result, reason.clone(), last_ply));
+                out.results.push((*result, reason.to_string(), last_ply));
             }
             TrackerEvent::Game(_) | TrackerEvent::Resolved(_) => {}
         }

@@ -35,6 +35,14 @@ listen = "127.0.0.1:8080"
 # Token for the arbiter dashboard (/arbiter/) and the operator API. When not set,
 # a random token is made once and kept in <data_dir>/arbiter-token (mode 0600).
 # arbiter_token = "a long random string"
+# HTTP connections open at once, at most; the file limit may allow fewer, since
+# descriptors are kept for the journal and the boards. Beyond it: 503, and a log line.
+max_connections = 4096
+# A client must send a request's headers within this long, ms (500..=300000).
+request_timeout_ms = 10000
+# A connection on which nothing moves either way is closed after this long, ms
+# (at least 20000: streams send a keep-alive every 15 s).
+idle_timeout_ms = 60000
 
 [storage]
 # The journal (every byte from every board, every event) and the games live here.
@@ -143,13 +151,34 @@ pub struct HttpConfig {
     pub listen: SocketAddr,
     /// Token for `/arbiter/` and the operator API; see [`Config::arbiter_token`].
     pub arbiter_token: Option<String>,
+    /// HTTP connections open at once, at most (the file limit may allow fewer).
+    pub max_connections: usize,
+    /// A client must send a request's headers within this many ms.
+    pub request_timeout_ms: u64,
+    /// A connection with nothing moving either way is closed after this many ms.
+    pub idle_timeout_ms: u64,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
+        let limits = crate::http::server::ConnectionLimits::default();
         HttpConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             arbiter_token: None,
+            max_connections: limits.max_connections,
+            request_timeout_ms: limits.request_timeout.as_millis() as u64,
+            idle_timeout_ms: limits.idle_timeout.as_millis() as u64,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The HTTP server's connection limits.
+    pub fn connection_limits(&self) -> crate::http::server::ConnectionLimits {
+        crate::http::server::ConnectionLimits {
+            max_connections: self.max_connections,
+            request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
+            idle_timeout: std::time::Duration::from_millis(self.idle_timeout_ms),
         }
     }
 }
@@ -288,8 +317,10 @@ impl Config {
     pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_owned(),
-            // toml's message already says which key, where, and what was expected.
-            message: e.to_string(),
+            // toml's message already says which key, where, and what was
+            // expected; the line it quotes is cut, so a huge line is not
+            // echoed whole into the log.
+            message: shorten_lines(&e.to_string(), QUOTED_LINE_CHARS),
         })?;
         config.validate()?;
         Ok(config)
@@ -366,6 +397,31 @@ impl Config {
                     ),
                 );
             }
+        }
+        if self.http.max_connections == 0 {
+            return invalid(
+                "http.max_connections".into(),
+                "0 would refuse every client; write at least 1 (e.g. 4096)".into(),
+            );
+        }
+        if !(500..=300_000).contains(&self.http.request_timeout_ms) {
+            return invalid(
+                "http.request_timeout_ms".into(),
+                format!(
+                    "{} is out of range; write 500..=300000 (milliseconds a client has to send \
+                     a request's headers)",
+                    self.http.request_timeout_ms
+                ),
+            );
+        }
+        if self.http.idle_timeout_ms < 20_000 {
+            return invalid(
+                "http.idle_timeout_ms".into(),
+                format!(
+                    "{} is too short: streams send a keep-alive every 15 s, so write at least 20000",
+                    self.http.idle_timeout_ms
+                ),
+            );
         }
         let displaced = self.alerts.displaced_alert_ms;
         if !(1_000..=10_000).contains(&displaced) {
@@ -494,6 +550,27 @@ impl Config {
     }
 }
 
+/// How much of a configuration line an error message quotes.
+const QUOTED_LINE_CHARS: usize = 160;
+
+/// `text` with every line longer than `max` characters cut there (marked `…`).
+fn shorten_lines(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        if body.chars().count() > max {
+            out.extend(body.chars().take(max));
+            out.push_str("… (line cut)");
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 /// The lowest board number not yet used, marked used.
 pub fn next_free(used: &mut BTreeSet<u32>) -> u32 {
     let mut n = 1;
@@ -599,6 +676,16 @@ mod tests {
         assert_eq!(plans.len(), 1);
         assert_eq!(plans[0].number, 7);
         assert_eq!(plans[0].protocol, Protocol::Dgt);
+    }
+
+    #[test]
+    fn a_huge_line_is_not_echoed_whole() {
+        // 100 000 nested arrays on one line: deep enough for toml to give up,
+        // far too long to quote in a log.
+        let text = format!("[http]\nlisten = {}", "[".repeat(100_000));
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.len() < 2_000, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(e.contains("test.toml") && e.contains("print-config"), "{e}");
     }
 
     #[test]

@@ -362,6 +362,8 @@ impl Daemon {
 
     /// The port's session and supervisor; `index` is its place in `ports`.
     fn open_port(&mut self, plan: PortPlan, index: usize) -> Port {
+        // Descriptors for this port and its journal, out of the HTTP side's reach.
+        crate::limits::budget().reserve_port();
         let key = port_key(&plan.path);
         let bus = plan.protocol == Protocol::DgtBus;
         let mut session = DgtSession::new(

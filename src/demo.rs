@@ -95,6 +95,21 @@ pub fn run_cli(opts: &DemoOptions) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// A new folder of our own under `tmp` for a demo's data: made with
+/// `mkdtemp` (an unpredictable name, created by this call, mode 0700), so a
+/// folder another user prepared under a name we would pick (with an
+/// `arbiter-token` of theirs in it) is never used.
+pub fn fresh_data_dir(tmp: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let template = tmp.join("eboard-bridge-demo-XXXXXX");
+    nix::unistd::mkdtemp(&template).with_context(|| {
+        format!(
+            "cannot create a data directory for the demo in {}; give one with --data-dir, \
+             or set TMPDIR to a writable folder",
+            tmp.display()
+        )
+    })
+}
+
 /// Runs the demo; returns whether every move the daemon published equals the
 /// source game and every board was followed. Games cut short by `max_duration` or
 /// Ctrl-C are not failures: what was published so far must still be right.
@@ -107,11 +122,12 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     anyhow::ensure!(!games.is_empty(), "the embedded demo games hold no moves");
 
     let data_dir = match &opts.data_dir {
-        Some(dir) => dir.clone(),
-        None => std::env::temp_dir().join(format!("eboard-bridge-demo-{}", std::process::id())),
+        Some(dir) => {
+            crate::files::prepare_data_dir(dir)?;
+            dir.clone()
+        }
+        None => fresh_data_dir(&std::env::temp_dir())?,
     };
-    std::fs::create_dir_all(&data_dir)
-        .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
 
     let mut config = Config::default();
     config.storage.data_dir = data_dir.clone();
@@ -371,6 +387,33 @@ fn show_arbiter(e: &ArbiterEvent) {
         }
         ArbiterNotice::Operator { action, detail } => {
             println!("[{t:7.1}s] board {n}: arbiter action {action}: {detail}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fresh_data_dir;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_demo_never_takes_over_a_folder_someone_prepared() {
+        let tmp = tempfile::tempdir().unwrap();
+        // What another user could prepare under the name the demo used to pick.
+        let planted = tmp
+            .path()
+            .join(format!("eboard-bridge-demo-{}", std::process::id()));
+        std::fs::create_dir(&planted).unwrap();
+        std::fs::write(planted.join("arbiter-token"), "planted-token-0123456789").unwrap();
+        let a = fresh_data_dir(tmp.path()).unwrap();
+        let b = fresh_data_dir(tmp.path()).unwrap();
+        assert_ne!(a, planted);
+        assert_ne!(a, b, "every demo gets a folder of its own");
+        for dir in [&a, &b] {
+            assert!(dir.starts_with(tmp.path()));
+            assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "new and empty");
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
         }
     }
 }

@@ -97,8 +97,66 @@ pub enum GameEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         running: Option<ColorName>,
     },
-    /// The game ended.
-    Result { result: GameResult, reason: String },
+    /// The game ended. `reason` is one of a closed list of public words: an
+    /// arbiter's name or notes cannot be put here (Article 12.6); they go on
+    /// the board's timeline only.
+    Result {
+        result: GameResult,
+        reason: ResultReason,
+    },
+}
+
+/// Why a game ended, as the public may read it. A closed list on purpose: a
+/// [`GameEvent`] is public, so nothing typed by a person (an arbiter's name,
+/// the notes with a result) can travel in one. An arbiter's result is
+/// published as [`ResultReason::Arbiter`]; what the arbiter wrote stays on the
+/// board's timeline and in the capture's operator line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResultReason {
+    /// Article 5.1.1.
+    Checkmate,
+    /// Article 5.2.1.
+    Stalemate,
+    /// Article 5.2.2.
+    DeadPosition,
+    /// Article 9.6.1.
+    FivefoldRepetition,
+    /// Article 9.6.2.
+    SeventyFiveMoves,
+    /// A result piece (DGT "magic piece") was put on the board.
+    ResultPiece,
+    /// The kings were put in the centre of the board.
+    ResultGesture,
+    /// An arbiter entered the result on the dashboard.
+    Arbiter,
+}
+
+impl ResultReason {
+    /// The words published (`"reason"` in the stream, the record's reason).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultReason::Checkmate => "checkmate",
+            ResultReason::Stalemate => "stalemate",
+            ResultReason::DeadPosition => "dead position",
+            ResultReason::FivefoldRepetition => "fivefold repetition",
+            ResultReason::SeventyFiveMoves => "75-move rule",
+            ResultReason::ResultPiece => "result piece put on the board",
+            ResultReason::ResultGesture => "kings put in the centre (result gesture)",
+            ResultReason::Arbiter => "entered by the arbiter",
+        }
+    }
+}
+
+impl std::fmt::Display for ResultReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ResultReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 /// A colour, serialised as `"white"` / `"black"`.

@@ -19,7 +19,7 @@
 //! not yet fsync) before any of those events is logged or published. So every
 //! published event is re-derived on recovery, and recovery publishes nothing.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -51,6 +51,8 @@ pub enum JournalError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    DataDir(#[from] crate::files::DataDirError),
 }
 
 /// Milliseconds since the Unix epoch, now.
@@ -172,7 +174,7 @@ pub struct Journal {
 }
 
 fn create_dir(path: &Path) -> Result<(), JournalError> {
-    std::fs::create_dir_all(path).map_err(|source| JournalError::Create {
+    crate::files::create_dir_all(path).map_err(|source| JournalError::Create {
         path: path.to_owned(),
         source,
     })
@@ -181,6 +183,7 @@ fn create_dir(path: &Path) -> Result<(), JournalError> {
 impl Journal {
     /// Opens (creating) the journal under `data_dir` for a run starting now.
     pub fn open(data_dir: &Path) -> Result<Journal, JournalError> {
+        crate::files::prepare_data_dir(data_dir)?;
         for sub in ["journal/captures", "journal/events", "games"] {
             create_dir(&data_dir.join(sub))?;
         }
@@ -327,7 +330,7 @@ impl Journal {
             let dir = self.captures_dir(key);
             create_dir(&dir)?;
             let path = dir.join(format!("{:013}.jsonl", self.run_unix_ms));
-            let file = OpenOptions::new()
+            let file = crate::files::options()
                 .create(true)
                 .truncate(true)
                 .write(true)
@@ -394,7 +397,7 @@ impl Journal {
                     .data_dir
                     .join("journal/events")
                     .join(format!("board-{}.jsonl", stamped.board));
-                let file = OpenOptions::new()
+                let file = crate::files::options()
                     .create(true)
                     .append(true)
                     .open(&path)
@@ -512,7 +515,7 @@ impl Journal {
             .join(format!("board-{board}.jsonl"));
         let mut line = note.to_string();
         line.push('\n');
-        let mut f = OpenOptions::new()
+        let mut f = crate::files::options()
             .create(true)
             .append(true)
             .open(&stamped_path)
@@ -691,7 +694,12 @@ impl Journal {
             path: path.clone(),
             source,
         };
-        let mut f = File::create(&tmp).map_err(err)?;
+        let mut f = crate::files::options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)
+            .map_err(err)?;
         f.write_all(text.as_bytes()).map_err(err)?;
         f.sync_data().map_err(err)?;
         std::fs::rename(&tmp, &path).map_err(err)
@@ -829,7 +837,10 @@ mod tests {
         j.sync().unwrap();
         let file = j.captures["p"].path.clone();
         drop(j);
-        let mut f = OpenOptions::new().append(true).open(&file).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
         f.write_all(b"{\"t_ms\":12,\"dir\":\"in\",\"he").unwrap();
         let j = Journal::open(dir.path()).unwrap();
         let runs = j.recorded_runs("p").unwrap();

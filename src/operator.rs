@@ -66,6 +66,11 @@ pub enum OperatorError {
     )]
     Persist { path: PathBuf, problem: String },
     #[error(
+        "cannot read the arbiters' pairing changes in {path}: {problem}; fix the file, or move it \
+         away to start again from the configured pairings"
+    )]
+    LoadPairings { path: PathBuf, problem: String },
+    #[error(
         "cannot save the ruling to {path}: {problem}; it was not applied, so the alert is as it was; check the data directory's disk space and permissions, then try again"
     )]
     SaveRuling { path: PathBuf, problem: String },
@@ -112,7 +117,8 @@ pub fn check_fen(fen: &str) -> Result<String, OperatorError> {
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TrackerCommand {
     /// The game ends with `result` (an arbiter's decision, a resignation or an
-    /// agreed draw the board could not show).
+    /// agreed draw the board could not show). `reason` is the arbiter's note
+    /// (may be empty): journaled and shown on the timeline, never published.
     SetResult {
         #[serde(with = "result_token")]
         result: GameResult,
@@ -145,6 +151,9 @@ impl TrackerCommand {
     /// One line for the arbiters' timeline.
     pub fn describe(&self) -> String {
         match self {
+            TrackerCommand::SetResult { result, reason } if reason.is_empty() => {
+                format!("result {}", result.as_pgn())
+            }
             TrackerCommand::SetResult { result, reason } => {
                 format!("result {} ({reason})", result.as_pgn())
             }
@@ -345,11 +354,11 @@ pub fn append_ruling(path: &Path, ruling: &AlertRuling) -> Result<(), OperatorEr
         problem,
     };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| persist(e.to_string()))?;
+        crate::files::create_dir_all(dir).map_err(|e| persist(e.to_string()))?;
     }
     let mut line = serde_json::to_vec(ruling).map_err(|e| persist(e.to_string()))?;
     line.push(b'\n');
-    let mut file = std::fs::OpenOptions::new()
+    let mut file = crate::files::options()
         .create(true)
         .append(true)
         .open(path)
@@ -420,13 +429,15 @@ impl Desk {
         commands: Option<CommandSender>,
     ) -> Result<Desk, OperatorError> {
         let overrides = match std::fs::read(&file) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| OperatorError::Persist {
-                path: file.clone(),
-                problem: format!("the file is not valid ({e}); fix or delete it"),
-            })?,
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| OperatorError::LoadPairings {
+                    path: file.clone(),
+                    problem: format!("it is not valid JSON of pairing changes ({e})"),
+                })?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => PairingOverrides::default(),
             Err(e) => {
-                return Err(OperatorError::Persist {
+                return Err(OperatorError::LoadPairings {
                     path: file,
                     problem: e.to_string(),
                 })
@@ -495,7 +506,7 @@ impl Desk {
                 problem,
             };
             if let Some(dir) = file.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| persist(e.to_string()))?;
+                crate::files::create_dir_all(dir).map_err(|e| persist(e.to_string()))?;
             }
             let text = serde_json::to_vec_pretty(&next).map_err(|e| persist(e.to_string()))?;
             crate::publish::sink::write_atomic(file, &text).map_err(|e| persist(e.to_string()))?;
@@ -641,5 +652,21 @@ mod tests {
         assert_eq!(again.overrides(), desk.overrides());
         assert!(again.is_inactive(5));
         assert!(again.tournament().inactive.contains(&5));
+    }
+
+    #[test]
+    fn a_corrupt_pairings_file_is_a_read_error_that_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pairings.json");
+        std::fs::write(&file, "{\"assigned\": [").unwrap();
+        let e = Desk::open(Tournament::default(), file.clone(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cannot read") && e.contains("pairings.json"),
+            "{e}"
+        );
+        assert!(!e.contains("save"), "reading, not saving: {e}");
+        assert!(e.contains("move it away"), "{e}");
     }
 }

@@ -16,7 +16,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Setup};
 
-use crate::events::{GameEvent, GameResult, MoveEvent};
+use crate::events::{GameEvent, GameResult, MoveEvent, ResultReason};
 
 /// Longest movetext line written (the PGN export format's limit).
 pub const MAX_LINE: usize = 80;
@@ -120,8 +120,8 @@ pub struct GameRecord {
     /// Verified moves, ply 1 first.
     pub moves: Vec<RecordedMove>,
     pub result: Option<GameResult>,
-    /// Why the game ended, as the tracker said it.
-    pub result_reason: Option<String>,
+    /// Why the game ended, as the tracker said it (public words only).
+    pub result_reason: Option<ResultReason>,
     /// The tournament round the game was played in, as the hub stamped it when
     /// it began (`None`: no round was known). Publishers turn it into the
     /// `Round` tag with the tournament data; it is not written by itself.
@@ -172,7 +172,7 @@ impl GameRecord {
             }
             GameEvent::Result { result, reason } => {
                 self.result = Some(*result);
-                self.result_reason = Some(reason.clone());
+                self.result_reason = Some(*reason);
                 Ok(())
             }
             GameEvent::Move(_) | GameEvent::Clock { .. } | GameEvent::GameStart { .. } => Ok(()),

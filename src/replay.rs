@@ -19,7 +19,7 @@ use anyhow::Context as _;
 use eboard_protocols::dgt::Mode;
 
 use crate::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode, Record};
-use crate::events::{Millis, Stamped, TrackerEvent};
+use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
 use crate::session::{CaptureDriver, DgtSession, SessionStats};
 use crate::tracker::TrackerConfig;
@@ -67,6 +67,8 @@ pub struct ReplaySummary {
     pub chunks: u64,
     pub events: u64,
     pub games: u64,
+    /// Games the tracker started (a start position seen), printed or not.
+    pub starts: u64,
     pub stats: SessionStats,
 }
 
@@ -166,6 +168,9 @@ impl Run {
             let TrackerEvent::Game(game_event) = &e.event else {
                 continue;
             };
+            if matches!(game_event, GameEvent::GameStart { .. }) {
+                self.summary.starts += 1;
+            }
             let info = &self.info;
             let recorder = self.recorders.entry(e.board).or_insert_with(|| {
                 GameRecorder::new(GameInfo {
@@ -235,11 +240,38 @@ impl<O: Write, E: Write> ReplaySink for CliSink<'_, O, E> {
     }
 }
 
+/// Creating the events file empties it: if it is one of the captures (the
+/// same name, or another name for the same file), the capture would be lost
+/// before it is read. Refused before anything is written.
+fn refuse_capture_as_events_file(events: &Path, captures: &[PathBuf]) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(target) = std::fs::metadata(events) else {
+        // Nothing there yet: it cannot be a capture that exists.
+        return Ok(());
+    };
+    for capture in captures {
+        let same = std::fs::metadata(capture)
+            .is_ok_and(|m| m.dev() == target.dev() && m.ino() == target.ino());
+        if same {
+            anyhow::bail!(
+                "the events file {} is also a capture to replay ({}); writing the events \
+                 would overwrite it before it is read: give --events another file name",
+                events.display(),
+                capture.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Entry point of `eboard-bridge replay`.
 pub fn run_cli(events: Option<&Path>, captures: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let config = TrackerConfig::default();
     let stdout = io::stdout();
     let mut pgn = BufWriter::new(stdout.lock());
+    if let Some(path) = events {
+        refuse_capture_as_events_file(path, captures)?;
+    }
     let mut events_out = match events {
         Some(path) => Some(BufWriter::new(File::create(path).with_context(|| {
             format!(
@@ -270,8 +302,14 @@ pub fn run_cli(events: Option<&Path>, captures: &[PathBuf]) -> anyhow::Result<Ex
                         summary.stats.last_decode_error.as_deref().unwrap_or("?")
                     ));
                 }
-                if summary.games == 0 {
+                if summary.games == 0 && summary.starts == 0 {
                     sink.warning("no game found (no start position was seen on any board)");
+                } else if summary.games == 0 {
+                    sink.warning(&format!(
+                        "{} game(s) started (a start position was seen) but no move was made, \
+                         so there is no PGN to print; the events file has the game start",
+                        summary.starts
+                    ));
                 }
             }
             Err(ReplayError::Output(e)) => {

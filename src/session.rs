@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use eboard_protocols::dgt::{
     BusCommand, BusCommandKind, BusMessage, BusReply, BwTime, ClockAck, Command, Decoder, EeRecord,
-    Frame, HostDecoder, HostFrame, Message, Mode,
+    Frame, HostDecoder, HostFrame, Message, Mode, BUFFER_CAP, HOST_BUFFER_CAP,
 };
 use eboard_protocols::{ClockReading, ClockSide, Picture};
 
@@ -337,8 +337,10 @@ impl DgtSession {
             },
         };
         let result = match command {
-            TrackerCommand::SetResult { result, reason } => {
-                state.tracker.operator_result(*result, reason, &mut scratch)
+            // The arbiter's notes (`reason`) are journaled with the command and
+            // shown on the timeline; the public result carries none of them.
+            TrackerCommand::SetResult { result, .. } => {
+                state.tracker.operator_result(*result, &mut scratch)
             }
             TrackerCommand::AcceptRetraction => {
                 state.tracker.operator_accept_retraction(&mut scratch)
@@ -403,34 +405,44 @@ impl DgtSession {
     }
 
     /// Takes one chunk of port traffic; events it caused are appended to `out`.
+    ///
+    /// The decoders keep a bounded buffer of unread bytes ([`BUFFER_CAP`],
+    /// [`HOST_BUFFER_CAP`]) and drop the oldest beyond it, so a chunk is handed
+    /// to them in pieces of half that size, each decoded before the next:
+    /// a capture line may hold up to 1 MiB (written by another tool, or chunks
+    /// merged by hand), and none of its bytes may be lost.
     pub fn feed(&mut self, chunk: &Chunk, out: &mut Vec<Stamped>) {
         match chunk.dir {
             Direction::In => {
                 self.stats.bytes_in += chunk.bytes.len() as u64;
-                self.decoder.push(&chunk.bytes);
-                while let Some(result) = self.decoder.next() {
-                    match result {
-                        Ok(frame) => {
-                            self.stats.frames += 1;
-                            self.frame(chunk.t_ms, frame, out);
-                        }
-                        Err(e) => {
-                            self.stats.decode_errors += 1;
-                            self.stats.last_decode_error = Some(e.to_string());
+                for piece in chunk.bytes.chunks(BUFFER_CAP / 2) {
+                    self.decoder.push(piece);
+                    while let Some(result) = self.decoder.next() {
+                        match result {
+                            Ok(frame) => {
+                                self.stats.frames += 1;
+                                self.frame(chunk.t_ms, frame, out);
+                            }
+                            Err(e) => {
+                                self.stats.decode_errors += 1;
+                                self.stats.last_decode_error = Some(e.to_string());
+                            }
                         }
                     }
                 }
             }
             Direction::Out => {
                 self.stats.bytes_out += chunk.bytes.len() as u64;
-                self.host.push(&chunk.bytes);
-                while let Some(result) = self.host.next() {
-                    match result {
-                        Ok(frame) => {
-                            self.stats.host_frames += 1;
-                            self.host_frame(&frame);
+                for piece in chunk.bytes.chunks(HOST_BUFFER_CAP / 2) {
+                    self.host.push(piece);
+                    while let Some(result) = self.host.next() {
+                        match result {
+                            Ok(frame) => {
+                                self.stats.host_frames += 1;
+                                self.host_frame(&frame);
+                            }
+                            Err(_) => self.stats.host_errors += 1,
                         }
-                        Err(_) => self.stats.host_errors += 1,
                     }
                 }
             }

@@ -117,3 +117,66 @@ async fn a_move_journaled_but_not_published_before_a_crash_is_published_once_on_
     assert!(again.is_empty(), "published twice: {again:?}");
     assert_eq!(logged_verified(&data), verified, "each ply logged once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_chunk_over_64_kib_is_recovered_whole() {
+    use eboard_bridge::capture::{Chunk, Direction};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (game, want) = short_games("games/gnuchess-book-1.02-shared.pgn", 16..=24, 1).remove(0);
+    let port = dir.path().join("dgt-unplugged");
+    let chunks = dgt_capture(
+        &game,
+        &SimOptions {
+            seed: 9,
+            ..SimOptions::default()
+        },
+    );
+    // The board's bytes up to just after its first dump merged into one
+    // chunk, followed by 70 KB of harmless VERSION replies: what another
+    // tool may write, or a hand merging chunks (a line may hold 1 MiB).
+    let dump = chunks
+        .iter()
+        .position(|c| c.dir == Direction::In && c.bytes.contains(&0x86))
+        .unwrap();
+    let until = chunks[dump].t_ms + 300;
+    let mut merged = Chunk {
+        t_ms: until,
+        dir: Direction::In,
+        bytes: Vec::new(),
+    };
+    let mut rest = Vec::new();
+    for c in &chunks {
+        if c.t_ms <= until && c.dir == Direction::In {
+            merged.bytes.extend_from_slice(&c.bytes);
+        } else if c.t_ms <= until {
+            rest.push(c.clone());
+        }
+    }
+    for _ in 0..14_000 {
+        merged
+            .bytes
+            .extend_from_slice(&[0x93, 0x00, 0x05, 0x01, 0x02]);
+    }
+    rest.push(merged);
+    rest.extend(chunks.iter().filter(|c| c.t_ms > until).cloned());
+    let derived = derive(1, &rest);
+    {
+        let mut journal = Journal::open(&data).unwrap();
+        seed_port(&mut journal, &port, 1, &rest, &derived);
+        journal.sync().unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(5));
+    let d = start(config(&data, vec![single(&port, 1)]));
+    let hub = d.hub.clone();
+    wait_for("the journal replayed", Duration::from_secs(20), || {
+        hub.public_board(1).is_some()
+    })
+    .await;
+    // Nothing of the start is lost: the game is rebuilt whole.
+    wait_for("the game rebuilt", Duration::from_secs(20), || {
+        ucis(&hub, 1) == want
+    })
+    .await;
+    d.shutdown().await;
+}

@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use eboard_bridge::chess960::start_number;
 use eboard_bridge::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::emulate::{serve_pty, EmulateOptions};
-use eboard_bridge::events::{GameEvent, GameResult, MoveEvent, Stamped, TrackerEvent};
+use eboard_bridge::events::{
+    GameEvent, GameResult, MoveEvent, ResultReason, Stamped, TrackerEvent,
+};
 use eboard_bridge::games::{load_index, load_pgn, Game};
 use eboard_bridge::http::{router, FeedConfig};
 use eboard_bridge::hub::Hub;
@@ -337,7 +339,7 @@ async fn every_served_pgn_reads_cleanly_in_python_chess_and_pgn_extract() {
             t_ms: 999_000,
             event: TrackerEvent::Game(GameEvent::Result {
                 result: GameResult::Draw,
-                reason: "agreement".into(),
+                reason: ResultReason::Arbiter,
             }),
         },
         true,

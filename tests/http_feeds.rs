@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eboard_bridge::events::{
-    Alert, GameEvent, GameResult, MoveEvent, Severity, Stamped, TrackerEvent,
+    Alert, GameEvent, GameResult, MoveEvent, ResultReason, Severity, Stamped, TrackerEvent,
 };
 use eboard_bridge::games::load_pgn;
 use eboard_bridge::http::{router, FeedConfig};
@@ -224,7 +224,7 @@ async fn a_finished_game_carries_its_result() {
             t_ms: 9000,
             event: game(GameEvent::Result {
                 result: GameResult::WhiteWins,
-                reason: "resignation".into(),
+                reason: ResultReason::Arbiter,
             }),
         },
         true,
@@ -760,14 +760,14 @@ async fn the_websocket_carries_the_same_messages_and_resumes() {
 
 #[tokio::test]
 async fn a_stalled_subscriber_gets_a_reset_and_delays_nobody() {
-    use eboard_bridge::http::stream::{subscribe, History, Item, ResetReason};
+    use eboard_bridge::http::stream::{subscribe, History, Item, ResetReason, Resume};
     use futures_util::StreamExt;
 
     let (hub, mut f) = hub_with_game();
     let history = History::follow(&hub);
-    let stalled = subscribe(&hub, Arc::clone(&history), None);
+    let stalled = subscribe(&hub, Arc::clone(&history), Resume::Now, |_| true);
     let mut stalled = Box::pin(stalled);
-    let mut live = Box::pin(subscribe(&hub, Arc::clone(&history), None));
+    let mut live = Box::pin(subscribe(&hub, Arc::clone(&history), Resume::Now, |_| true));
     // Far more events than a subscriber's queue holds, nobody reading the first
     // stream; the hub does not block.
     let clock = |ms| Stamped {
@@ -860,7 +860,7 @@ async fn a_round_change_keeps_the_previous_rounds_games_under_their_round() {
             t_ms: 9000,
             event: game(GameEvent::Result {
                 result: GameResult::WhiteWins,
-                reason: "resignation".into(),
+                reason: ResultReason::Arbiter,
             }),
         },
         true,

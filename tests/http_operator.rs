@@ -68,6 +68,17 @@ impl Api {
             .unwrap_or_else(|| panic!("board {n} is not in the state"))
     }
 
+    /// Board `n`'s record and timeline (`/arbiter/api/board/{n}`).
+    fn record(&self, n: u32) -> Value {
+        self.client
+            .get(format!("{}/arbiter/api/board/{n}", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .unwrap()
+            .json()
+            .unwrap()
+    }
+
     fn public(&self, path: &str) -> String {
         let r = self
             .client
@@ -306,13 +317,7 @@ fn actions_show_in_the_state_and_the_feeds_and_survive_a_restart() {
     assert_eq!(status, 200, "{answer}");
 
     // The timeline tells who did what.
-    let record: Value = Client::new()
-        .get(format!("{}/arbiter/api/board/1", d.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
+    let record = Api::new(&d).record(1);
     let timeline = record["timeline"].to_string();
     assert!(
         timeline.contains("set_result") && timeline.contains("White resigned"),
@@ -340,13 +345,7 @@ fn actions_show_in_the_state_and_the_feeds_and_survive_a_restart() {
     assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
     assert!(pgn.contains("[White \"Bordais, Jean\"]"), "{pgn}");
     assert!(!pgn.contains("Carlsen"), "{pgn}");
-    let record: Value = Client::new()
-        .get(format!("{}/arbiter/api/board/1", d.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
+    let record = Api::new(&d).record(1);
     let timeline = record["timeline"].to_string();
     assert!(
         timeline.contains("White resigned") && timeline.contains("by IA Example"),
@@ -506,4 +505,94 @@ fn acknowledged_and_resolved_alerts_stay_so_after_a_restart() {
         d.log_text()
     );
     d.stop();
+}
+
+/// What a public stream (`/events` or `/ws`) replays from its history (events
+/// after `Last-Event-ID: 0`), read for two seconds.
+fn public_stream_text(base: &str) -> (String, String) {
+    use std::io::Read;
+    let client = Client::builder()
+        .timeout(std::time::Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let mut r = client
+        .get(format!("{base}/events"))
+        .header("Last-Event-ID", "0")
+        .send()
+        .unwrap();
+    let mut sse = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = r.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        sse.extend_from_slice(&buf[..n]);
+    }
+    let ws_url = format!("{}/ws?last_event_id=0", base.replace("http://", "ws://"));
+    let ws = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        use futures_util::StreamExt;
+        let (mut ws, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
+        let mut text = String::new();
+        while let Ok(Some(Ok(m))) =
+            tokio::time::timeout(std::time::Duration::from_secs(2), ws.next()).await
+        {
+            text.push_str(m.to_text().unwrap_or_default());
+            text.push('\n');
+        }
+        text
+    });
+    (String::from_utf8_lossy(&sse).into_owned(), ws)
+}
+
+#[test]
+fn the_arbiters_name_and_notes_never_reach_the_public_streams() {
+    let (_dir, config) = setup();
+    let d = Daemon::start(&config);
+    let api = Api::new(&d);
+    // A result without a reason, then a correction with the arbiter's note.
+    let (status, answer) = api.post(
+        "/arbiter/api/result",
+        json!({"board": 1, "result": "1-0", "by": "IA Example"}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = api.post(
+        "/arbiter/api/result",
+        json!({"board": 1, "result": "0-1", "reason": "White resigned after a warning",
+               "by": "IA Example"}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let (sse, ws) = public_stream_text(&d.base);
+    for (name, text) in [("/events", &sse), ("/ws", &ws)] {
+        assert_eq!(
+            text.matches("\"type\":\"result\"").count(),
+            2,
+            "{name} replays both results: {text}"
+        );
+        assert!(
+            text.contains("\"reason\":\"entered by the arbiter\""),
+            "{name}: {text}"
+        );
+        for secret in ["IA Example", "White resigned", "warning"] {
+            assert!(!text.contains(secret), "{name} carries {secret:?}: {text}");
+        }
+    }
+    for path in [
+        "/games.pgn",
+        "/round/1/game/1.pgn",
+        "/round-1/game-1.json",
+        "/snapshot.json",
+    ] {
+        let body = api.public(path);
+        assert!(
+            !body.contains("IA Example") && !body.contains("White resigned"),
+            "{path}: {body}"
+        );
+    }
+    // The arbiters see who did what, and the note.
+    let record = Api::new(&d).record(1);
+    let timeline = record["timeline"].to_string();
+    assert!(
+        timeline.contains("IA Example") && timeline.contains("White resigned after a warning"),
+        "{timeline}"
+    );
 }

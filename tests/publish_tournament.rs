@@ -1,7 +1,9 @@
 //! Tournament data: configuration tables and FIDE TRF pairings.
 
 use eboard_bridge::publish::tournament::parse_trf;
-use eboard_bridge::publish::{PairingConfig, Tournament, TournamentConfig, TournamentError};
+use eboard_bridge::publish::{
+    PairingConfig, Player, Tournament, TournamentConfig, TournamentError,
+};
 
 /// A `001` line with the TRF-16 column layout.
 #[allow(clippy::too_many_arguments)]
@@ -185,6 +187,25 @@ fn bad_pairing_tables_are_refused_with_the_reason() {
     }];
     let err = Tournament::new(TournamentConfig::default(), &unnamed).unwrap_err();
     assert!(err.to_string().contains("need a name"), "{err}");
+    // The one name rule: a right-to-left override would turn the name round
+    // in every PGN viewer.
+    let reversed: Vec<PairingConfig> = vec![PairingConfig {
+        round: Some(1),
+        board: 2,
+        white: Player {
+            name: "Doe\u{202E}enaJ".into(),
+            ..Default::default()
+        },
+        black: Player {
+            name: "Roe, Rick".into(),
+            ..Default::default()
+        },
+    }];
+    let err = Tournament::new(TournamentConfig::default(), &reversed).unwrap_err();
+    assert!(
+        err.to_string().contains("white.name") && err.to_string().contains("U+202E"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -253,3 +253,111 @@ fn a_directory_is_an_error_not_a_hang() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// The recording with its start (everything up to and including the first
+/// board dump) merged into one chunk, followed in that chunk by `padding`
+/// bytes of harmless version replies: a capture another tool wrote, or one
+/// merged by hand. The format allows lines up to 1 MiB.
+fn merged_start_capture(dir: &Path, padding: usize) -> PathBuf {
+    let text = std::fs::read_to_string(shared("eboard/dgtdriver-recordings/1.inbytes")).unwrap();
+    let chunks = import::dgtdriver_inbytes(&text).unwrap();
+    let dump = chunks
+        .iter()
+        .position(|c| c.bytes.first() == Some(&0x86))
+        .expect("the recording has a board dump");
+    let mut first = chunks[dump].clone();
+    first.bytes = chunks[..=dump]
+        .iter()
+        .flat_map(|c| c.bytes.iter().copied())
+        .collect();
+    // VERSION replies (id 0x93, length 5, version 1.2): read and kept aside by
+    // the session, no effect on the game.
+    for _ in 0..padding / 5 {
+        first
+            .bytes
+            .extend_from_slice(&[0x93, 0x00, 0x05, 0x01, 0x02]);
+    }
+    let mut header = CaptureHeader::new("dgt");
+    header.mode = Some(PortMode::Single);
+    let path = dir.join(format!("merged-{padding}.capture.jsonl"));
+    let mut w = CaptureWriter::new(std::fs::File::create(&path).unwrap(), &header).unwrap();
+    w.write_chunk(&first).unwrap();
+    for c in &chunks[dump + 1..] {
+        w.write_chunk(c).unwrap();
+    }
+    w.flush().unwrap();
+    path
+}
+
+#[test]
+fn a_chunk_over_64_kib_loses_none_of_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 70 KB and 900 KB of padding: more than the decoder buffers at once,
+    // less than the format's 1 MiB line limit (hex doubles the size).
+    for padding in [70_000, 450_000] {
+        let capture = merged_start_capture(dir.path(), padding);
+        let line = std::fs::read_to_string(&capture).unwrap();
+        assert!(line.lines().nth(1).unwrap().len() > 2 * padding);
+        let out = replay(&[&capture], None);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "stderr: {stderr}");
+        assert!(!stderr.contains("no game found"), "{stderr}");
+        assert_eq!(
+            games_as_uci(&stdout),
+            vec![expected_ucis()],
+            "padding {padding}: stderr:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_events_file_may_not_be_one_of_the_captures() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = recording_capture(dir.path());
+    let before = std::fs::read(&capture).unwrap();
+    // The same file under another name too: a link is the same file.
+    let alias = dir.path().join("alias.capture.jsonl");
+    std::fs::hard_link(&capture, &alias).unwrap();
+    for events in [&capture, &alias] {
+        let out = replay(&[&capture], Some(events));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("is also a capture to replay") && stderr.contains("--events"),
+            "{stderr}"
+        );
+        assert_eq!(
+            std::fs::read(&capture).unwrap(),
+            before,
+            "the capture is untouched"
+        );
+    }
+}
+
+#[test]
+fn a_game_start_without_moves_is_not_called_no_game() {
+    let dir = tempfile::tempdir().unwrap();
+    // The recording up to its first board dump: the start position is seen
+    // (a `game_start` is written), no move is made.
+    let full = std::fs::read_to_string(recording_capture(dir.path())).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let dump = lines
+        .iter()
+        .position(|l| l.contains("\"hex\":\"86"))
+        .unwrap();
+    let end = dump + 1;
+    let path = dir.path().join("start-only.capture.jsonl");
+    std::fs::write(&path, lines[..end].join("\n") + "\n").unwrap();
+    let events = dir.path().join("events.jsonl");
+    let out = replay(&[&path], Some(&events));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&events).unwrap();
+    if text.contains("\"type\":\"game_start\"") && !text.contains("\"type\":\"move\"") {
+        assert!(!stderr.contains("no game found"), "{stderr}");
+        assert!(stderr.contains("no move"), "{stderr}");
+    } else {
+        panic!("the cut capture should start a game and make no move:\n{text}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::ops::ControlFlow;
 
-use eboard_bridge::events::{GameEvent, GameResult, MoveEvent};
+use eboard_bridge::events::{GameEvent, GameResult, MoveEvent, ResultReason};
 use eboard_bridge::pgn::{GameInfo, GameRecord, GameRecorder, RecordError, MAX_LINE};
 use pgn_reader::{RawComment, RawTag, Reader, SanPlus, Visitor};
 use shakmaty::fen::Fen;
@@ -74,7 +74,7 @@ fn exact_export_text_with_clocks() {
     ));
     events.push(GameEvent::Result {
         result: GameResult::BlackWins,
-        reason: "resignation".into(),
+        reason: ResultReason::Arbiter,
     });
     let game = record(info, &events);
     assert_eq!(
@@ -164,7 +164,7 @@ fn retractions_take_moves_back_and_reopen_the_result() {
     events.extend(played[..3].iter().cloned());
     events.push(GameEvent::Result {
         result: GameResult::Draw,
-        reason: "agreement".into(),
+        reason: ResultReason::Arbiter,
     });
     events.push(GameEvent::Retraction {
         from_ply: 3,
@@ -226,7 +226,7 @@ fn the_recorder_splits_games_and_ignores_restarts_before_a_move() {
     }
     r.push(&GameEvent::Result {
         result: GameResult::BlackWins,
-        reason: "checkmate".into(),
+        reason: ResultReason::Checkmate,
     })
     .unwrap();
     assert!(

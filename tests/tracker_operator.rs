@@ -4,7 +4,7 @@
 
 mod support;
 
-use eboard_bridge::events::{GameEvent, GameResult, TrackerEvent};
+use eboard_bridge::events::{GameEvent, GameResult, ResultReason, TrackerEvent};
 use eboard_bridge::operator::Refusal;
 use eboard_bridge::tracker::TrackerConfig;
 use shakmaty::Color;
@@ -153,9 +153,7 @@ fn the_arbiter_enters_and_corrects_a_result() {
     let mut empty = Script::empty(TrackerConfig::default());
     let mut out = Vec::new();
     assert_eq!(
-        empty
-            .tracker
-            .operator_result(GameResult::Draw, "agreed", &mut out),
+        empty.tracker.operator_result(GameResult::Draw, &mut out),
         Err(Refusal::NoGame)
     );
     assert!(out.is_empty());
@@ -164,28 +162,26 @@ fn the_arbiter_enters_and_corrects_a_result() {
     sc.play("e2e4", W).play("e7e5", B);
     run(&mut sc, |sc, out| {
         sc.tracker
-            .operator_result(GameResult::WhiteWins, "Black resigned", out)
+            .operator_result(GameResult::WhiteWins, out)
             .unwrap();
     });
     assert!(!sc.tracker.in_game(), "the game is over");
     run(&mut sc, |sc, out| {
-        sc.tracker
-            .operator_result(GameResult::Draw, "corrected: agreed draw", out)
-            .unwrap();
+        sc.tracker.operator_result(GameResult::Draw, out).unwrap();
     });
     let results: Vec<_> = sc
         .results()
         .into_iter()
         .map(|r| match r {
-            GameEvent::Result { result, reason } => (*result, reason.clone()),
+            GameEvent::Result { result, reason } => (*result, *reason),
             _ => unreachable!("results() returns results"),
         })
         .collect();
     assert_eq!(
         results,
         vec![
-            (GameResult::WhiteWins, "Black resigned".to_string()),
-            (GameResult::Draw, "corrected: agreed draw".to_string())
+            (GameResult::WhiteWins, ResultReason::Arbiter),
+            (GameResult::Draw, ResultReason::Arbiter)
         ]
     );
 }

@@ -72,7 +72,7 @@ fn play(start: &Chess, moves: &[Move]) -> (Vec<Published>, usize) {
                 TrackerEvent::Game(GameEvent::Result { result, reason }) => {
                     published.push(Published {
                         result,
-                        reason,
+                        reason: reason.to_string(),
                         ply: last_ply,
                         delay_ms: t - shown_at,
                     })

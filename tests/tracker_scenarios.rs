@@ -1199,7 +1199,7 @@ fn automatic_draw_is_noted_and_the_record_goes_on() {
         sc.results(),
         vec![&GameEvent::Result {
             result: eboard_bridge::events::GameResult::Draw,
-            reason: "dead position".into()
+            reason: eboard_bridge::events::ResultReason::DeadPosition
         }]
     );
     sc.play("e8d7", B);

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{json_body, AppState, MAX_BODY_BYTES};
+use super::{arbiter_json, AppState, MAX_BODY_BYTES};
 use crate::operator::{
     check_fen, parse_clock_time, parse_result, AlertRuling, AssignedPairing, ClockSetting,
     OperatorError, RulingAction, TrackerCommand,
@@ -49,29 +49,83 @@ const ACTIONS: [(&str, &str, &str); 10] = [
 ];
 
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
+    // Every API answer is JSON, a wrong method included (axum's own 405 has
+    // no body).
+    let wrong_method = || async {
+        error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "this path does not take that method: actions are POSTed, the state and a board's \
+             record are read with GET; see docs/arbiter-api.md",
+        )
+    };
     Router::new()
-        .route("/arbiter", get(page))
-        .route("/arbiter/", get(page))
-        .route("/arbiter/api/state", get(board_state))
-        .route("/arbiter/api/board/{board}", get(board_record))
-        .route("/arbiter/api/ack", post(acknowledge))
-        .route("/arbiter/api/resolve", post(resolve))
-        .route("/arbiter/api/result", post(set_result))
-        .route("/arbiter/api/retraction", post(retraction))
-        .route("/arbiter/api/pairing", post(set_pairing))
-        .route("/arbiter/api/swap", post(swap_colours))
-        .route("/arbiter/api/start-fen", post(set_start_fen))
-        .route("/arbiter/api/active", post(set_active))
-        .route("/arbiter/api/clock", post(set_clock))
+        .route("/arbiter", get(page).fallback(wrong_method))
+        .route("/arbiter/", get(page).fallback(wrong_method))
+        .route(
+            "/arbiter/api/state",
+            get(board_state).fallback(wrong_method),
+        )
+        .route(
+            "/arbiter/api/board/{board}",
+            get(board_record).fallback(wrong_method),
+        )
+        .route("/arbiter/api/ack", post(acknowledge).fallback(wrong_method))
+        .route("/arbiter/api/resolve", post(resolve).fallback(wrong_method))
+        .route(
+            "/arbiter/api/result",
+            post(set_result).fallback(wrong_method),
+        )
+        .route(
+            "/arbiter/api/retraction",
+            post(retraction).fallback(wrong_method),
+        )
+        .route(
+            "/arbiter/api/pairing",
+            post(set_pairing).fallback(wrong_method),
+        )
+        .route(
+            "/arbiter/api/swap",
+            post(swap_colours).fallback(wrong_method),
+        )
+        .route(
+            "/arbiter/api/start-fen",
+            post(set_start_fen).fallback(wrong_method),
+        )
+        .route(
+            "/arbiter/api/active",
+            post(set_active).fallback(wrong_method),
+        )
+        .route("/arbiter/api/clock", post(set_clock).fallback(wrong_method))
         // Unknown paths under /arbiter/ are 401 without the token too, so a
         // prober learns nothing about which exist.
-        .route("/arbiter/{*rest}", any(|| async { StatusCode::NOT_FOUND }))
+        .route(
+            "/arbiter/{*rest}",
+            any(|| async {
+                error(
+                    StatusCode::NOT_FOUND,
+                    "no such arbiter page or action; the actions are listed in \
+                     /arbiter/api/state (`actions`) and docs/arbiter-api.md",
+                )
+            }),
+        )
         .route_layer(middleware::from_fn_with_state(state, require_token))
 }
 
-/// Equal-time comparison: the time taken does not tell how much of a guess was right.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Equal-time comparison of a presented token with the real one: the time
+/// taken depends only on the length of what was presented, never on how much
+/// of it was right nor on the real token's length (no early return when the
+/// lengths differ).
+fn same(given: &[u8], token: &[u8]) -> bool {
+    if token.is_empty() {
+        return false;
+    }
+    let mut diff = u8::from(given.len() != token.len());
+    for (i, g) in given.iter().enumerate() {
+        // Cycling through the token keeps one comparison per presented byte
+        // whatever the lengths; a length mismatch is already in `diff`.
+        diff |= g ^ token[i % token.len()];
+    }
+    std::hint::black_box(diff) == 0
 }
 
 fn presented_token(req: &Request) -> Option<String> {
@@ -95,9 +149,13 @@ pub(crate) async fn require_token(State(s): State<AppState>, req: Request, next:
     }
     (
         StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, "Bearer realm=\"eboard-bridge arbiter\"")],
-        "arbiter token required: send `Authorization: Bearer <token>` or open /arbiter/?token=<token> \
-         (the token is set in the configuration; an empty token disables the arbiter side)\n",
+        [
+            (header::WWW_AUTHENTICATE, "Bearer realm=\"eboard-bridge arbiter\""),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        "arbiter token required: send `Authorization: Bearer <token>` or open /arbiter/?token=<token>; \
+         the token is [http] arbiter_token, EBOARD_BRIDGE_ARBITER_TOKEN, or the file arbiter-token \
+         in the data directory\n",
     )
         .into_response()
 }
@@ -123,8 +181,8 @@ async fn page() -> Response {
 }
 
 /// An API error: the status and a sentence for the arbiter.
-fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
-    let mut r = json_body(&json!({ "ok": false, "error": message.to_string() }));
+pub(crate) fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    let mut r = arbiter_json(&json!({ "ok": false, "error": message.to_string() }));
     *r.status_mut() = status;
     r
 }
@@ -143,6 +201,7 @@ fn operator_error(e: &OperatorError) -> Response {
             StatusCode::BAD_GATEWAY
         }
         OperatorError::Persist { .. }
+        | OperatorError::LoadPairings { .. }
         | OperatorError::SaveRuling { .. }
         | OperatorError::Journal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
@@ -159,6 +218,34 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
     type Rejection = Response;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        // A body that is not declared JSON is not read as JSON: a form or a
+        // plain-text post (what a cross-site page can send without asking)
+        // never becomes an action.
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let essence = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if essence != "application/json" {
+            let given = if content_type.is_empty() {
+                "none".to_string()
+            } else {
+                format!("{content_type:?}")
+            };
+            return Err(error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!(
+                    "the request body must be JSON, sent with `Content-Type: application/json` \
+                     (the request said {given}); see docs/arbiter-api.md"
+                ),
+            ));
+        }
         let bytes = Bytes::from_request(req, state).await.map_err(|e| {
             let status = e.status();
             if status == StatusCode::PAYLOAD_TOO_LARGE {
@@ -185,27 +272,19 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
 fn who(by: &Option<String>) -> Result<String, OperatorError> {
     match by.as_deref().map(str::trim) {
         None | Some("") => Ok("arbiter".into()),
-        Some(name) => Ok(clean_text("by", name, 80)?),
+        Some(name) => {
+            crate::names::check_name(name, 80).map_err(|problem| OperatorError::BadField {
+                field: "by",
+                problem,
+            })
+        }
     }
 }
 
-/// Free text from an arbiter: trimmed, bounded, no control characters (they
-/// would garble logs and PGN tags).
+/// Free text from an arbiter (a note): see [`crate::names::check_text`].
 fn clean_text(field: &'static str, text: &str, max: usize) -> Result<String, OperatorError> {
-    let text = text.trim();
-    if text.chars().count() > max {
-        return Err(OperatorError::BadField {
-            field,
-            problem: format!("longer than {max} characters"),
-        });
-    }
-    if text.chars().any(char::is_control) {
-        return Err(OperatorError::BadField {
-            field,
-            problem: "contains control characters (line breaks, tabs...)".into(),
-        });
-    }
-    Ok(text.to_owned())
+    crate::names::check_text(text, max)
+        .map_err(|problem| OperatorError::BadField { field, problem })
 }
 
 /// Board numbers the request may name: boards the daemon follows or the
@@ -228,7 +307,7 @@ fn ok(v: serde_json::Value) -> Response {
     if let serde_json::Value::Object(m) = &mut v {
         m.insert("ok".into(), true.into());
     }
-    json_body(&v)
+    arbiter_json(&v)
 }
 
 fn player_json(p: &Player) -> serde_json::Value {
@@ -294,7 +373,7 @@ async fn board_state(State(s): State<AppState>) -> Response {
         .iter()
         .map(|(name, path, help)| json!({"name": name, "path": path, "help": help}))
         .collect();
-    json_body(&json!({
+    arbiter_json(&json!({
         "round": round,
         "delay_secs": t.config.delay_secs,
         "boards": boards,
@@ -303,7 +382,20 @@ async fn board_state(State(s): State<AppState>) -> Response {
 }
 
 /// One board's full record (every game, PGN and moves) and its arbiter timeline.
-async fn board_record(State(s): State<AppState>, Path(board): Path<u32>) -> Response {
+async fn board_record(
+    State(s): State<AppState>,
+    board: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Response {
+    // A path that is not even UTF-8 gets the same JSON answer as any bad number.
+    let board = board.map_or_else(|_| "?".to_string(), |Path(b)| b);
+    let Ok(board) = board.parse::<u32>() else {
+        return operator_error(&OperatorError::BadField {
+            field: "board",
+            problem: format!(
+                "{board:?} is not a board number: use /arbiter/api/board/<number>, e.g. /arbiter/api/board/1"
+            ),
+        });
+    };
     if s.live.public_board(board).is_none() {
         return operator_error(&OperatorError::UnknownBoard(board));
     }
@@ -331,7 +423,7 @@ async fn board_record(State(s): State<AppState>, Path(board): Path<u32>) -> Resp
             })
         })
         .collect();
-    json_body(&json!({
+    arbiter_json(&json!({
         "board": board,
         "round": round,
         "games": games,
@@ -464,13 +556,10 @@ struct ResultReq {
 async fn set_result(State(s): State<AppState>, Body(req): Body<ResultReq>) -> Response {
     let checked = (|| {
         let result = parse_result(&req.result)?;
+        // The arbiter's notes: journaled with the command and shown on the
+        // timeline; the public result says only that an arbiter entered it.
         let reason = clean_text("reason", req.reason.as_deref().unwrap_or(""), 200)?;
         let by = who(&req.by)?;
-        let reason = if reason.is_empty() {
-            format!("entered by {by}")
-        } else {
-            reason
-        };
         Ok::<_, OperatorError>((result, reason, by))
     })();
     match checked {
@@ -593,12 +682,13 @@ fn check_player(side: &'static str, p: &Player) -> Result<Player, OperatorError>
         field: side,
         problem,
     };
-    let name = clean_text(side, &p.name, 100)?;
-    if name.is_empty() {
-        return Err(bad(
+    let name = crate::names::check_name(&p.name, 100).map_err(|problem| {
+        bad(if p.name.trim().is_empty() {
             "the player needs a name (\"Surname, Given name\")".into()
-        ));
-    }
+        } else {
+            format!("name {problem}")
+        })
+    })?;
     let title = match p.title.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(t) => {
@@ -791,5 +881,53 @@ async fn set_clock(State(s): State<AppState>, Body(req): Body<ClockReq>) -> Resp
             "run": setting.run,
         })),
         Err(e) => operator_error(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn tokens_compare_by_content() {
+        assert!(same(b"0123456789abcdef", b"0123456789abcdef"));
+        assert!(!same(b"0123456789abcdeF", b"0123456789abcdef"));
+        assert!(!same(b"0123456789abcde", b"0123456789abcdef"));
+        assert!(!same(b"0123456789abcdef0", b"0123456789abcdef"));
+        // The presented token repeating the real one is not the real one.
+        assert!(!same(b"abab", b"ab"));
+        assert!(!same(b"", b"ab"));
+        assert!(!same(b"", b""));
+    }
+
+    /// The fastest of `runs` comparisons (the least disturbed by other work).
+    fn fastest(runs: usize, f: impl Fn() -> bool) -> Duration {
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(f());
+                t.elapsed()
+            })
+            .min()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_wrong_length_takes_as_long_as_a_wrong_byte() {
+        // A guess of the right length and one byte longer must take the same
+        // time: an early return on a length mismatch tells an attacker the
+        // token's length, then lets the content be timed.
+        let token = vec![b'k'; 64 * 1024];
+        let mut right_length = token.clone();
+        right_length[0] = b'x';
+        let mut wrong_length = token.clone();
+        wrong_length.push(b'k');
+        let equal = fastest(25, || same(&right_length, &token));
+        let longer = fastest(25, || same(&wrong_length, &token));
+        assert!(
+            longer * 4 > equal,
+            "a length mismatch is answered much faster ({longer:?} vs {equal:?})"
+        );
     }
 }

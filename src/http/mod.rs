@@ -9,6 +9,7 @@
 mod arbiter;
 mod metrics;
 mod public;
+pub mod server;
 pub mod stream;
 
 use std::sync::Arc;
@@ -114,37 +115,65 @@ async fn security_headers(mut res: axum::response::Response) -> axum::response::
     res
 }
 
-/// Serves the feeds and the dashboard on `listener` until the task is dropped.
+/// Serves the feeds and the dashboard on `listener` until the task is
+/// dropped, within the default [`server::ConnectionLimits`].
 pub async fn serve(listener: TcpListener, hub: Arc<Hub>, cfg: FeedConfig) -> std::io::Result<()> {
-    axum::serve(listener, router(hub, cfg)).await
+    server::serve(
+        listener,
+        router(hub, cfg),
+        server::ConnectionLimits::default(),
+    )
+    .await
 }
 
-/// [`serve`] with the arbiters' desk (see [`router_with_desk`]).
+/// [`serve`] with the arbiters' desk (see [`router_with_desk`]), within
+/// `limits`: the connection cap and timeouts of [`server`], which keep the
+/// descriptors the journal and the board ports need out of clients' reach.
 pub async fn serve_with_desk(
     listener: TcpListener,
     hub: Arc<Hub>,
     cfg: FeedConfig,
     desk: Arc<Desk>,
+    limits: server::ConnectionLimits,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router_with_desk(hub, cfg, desk)).await
+    server::serve(listener, router_with_desk(hub, cfg, desk), limits).await
 }
 
 /// JSON text safe to embed anywhere: `<`, `>` and `&` become `\u003c`… (the
 /// same string to any JSON parser), so no data can close a tag.
-pub(crate) fn json_body(v: &serde_json::Value) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let text = v
-        .to_string()
+fn safe_json_text(v: &serde_json::Value) -> String {
+    v.to_string()
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")
-        .replace('&', "\\u0026");
+        .replace('&', "\\u0026")
+}
+
+/// A public feed's JSON: any site may read it (`Access-Control-Allow-Origin: *`),
+/// caches revalidate (`no-cache`).
+pub(crate) fn json_body(v: &serde_json::Value) -> axum::response::Response {
+    use axum::response::IntoResponse;
     (
         [
             (header::CONTENT_TYPE, "application/json; charset=utf-8"),
             (header::CACHE_CONTROL, "no-cache"),
             (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
         ],
-        text,
+        safe_json_text(v),
+    )
+        .into_response()
+}
+
+/// An arbiter API answer: what the public may not see (Article 12.6), so no
+/// cache keeps it (`no-store`) and no other site's page may read it (no CORS
+/// header: only the dashboard, served from the same origin, reads it).
+pub(crate) fn arbiter_json(v: &serde_json::Value) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        [
+            (header::CONTENT_TYPE, "application/json; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        safe_json_text(v),
     )
         .into_response()
 }

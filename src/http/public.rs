@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::stream::subscribe;
+use super::stream::{subscribe, Resume};
 use super::{json_body, AppState};
 use crate::publish::feeds;
 
@@ -132,15 +132,28 @@ async fn snapshot(State(s): State<AppState>) -> Response {
 
 #[derive(Deserialize)]
 struct ResumeQuery {
-    last_event_id: Option<u64>,
+    last_event_id: Option<String>,
 }
 
-fn last_event_id(headers: &HeaderMap, q: &ResumeQuery) -> Option<u64> {
-    headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
-        .or(q.last_event_id)
+/// Where the client asks to resume: the `Last-Event-ID` header (what a
+/// browser's `EventSource` sends), else `?last_event_id=`. A value that is
+/// not a sequence number is answered the same way from either: the stream
+/// starts with a `reset`, so the client reloads the snapshot.
+fn resume_point(headers: &HeaderMap, q: &ResumeQuery) -> Resume {
+    match headers.get("last-event-id") {
+        Some(v) => v.to_str().map_or(Resume::Unreadable, Resume::parse),
+        None => q
+            .last_event_id
+            .as_deref()
+            .map_or(Resume::Now, Resume::parse),
+    }
+}
+
+/// Whether board `board`'s events go out on the public streams: not while an
+/// arbiter has marked it inactive (it is not part of the round).
+fn streamed(s: &AppState) -> impl Fn(u32) -> bool + Send + 'static {
+    let desk = std::sync::Arc::clone(&s.desk);
+    move |board| !desk.is_inactive(board)
 }
 
 /// How often an idle stream gets a comment line, so proxies and browsers keep
@@ -155,8 +168,8 @@ async fn sse(
     headers: HeaderMap,
     Query(q): Query<ResumeQuery>,
 ) -> Response {
-    let last = last_event_id(&headers, &q);
-    let events = Box::pin(subscribe(&s.public, s.history.clone(), last));
+    let from = resume_point(&headers, &q);
+    let events = Box::pin(subscribe(&s.public, s.history.clone(), from, streamed(&s)));
     let mut keep_alive =
         tokio::time::interval_at(tokio::time::Instant::now() + SSE_KEEP_ALIVE, SSE_KEEP_ALIVE);
     keep_alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -191,14 +204,24 @@ async fn ws(
     Query(q): Query<ResumeQuery>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let last = last_event_id(&headers, &q);
+    let from = resume_point(&headers, &q);
     upgrade
         .max_message_size(super::MAX_BODY_BYTES)
-        .on_upgrade(move |socket| ws_session(socket, s, last))
+        .on_upgrade(move |socket| ws_session(socket, s, from))
 }
 
-async fn ws_session(mut socket: WebSocket, s: AppState, last: Option<u64>) {
-    let mut events = Box::pin(subscribe(&s.public, s.history.clone(), last));
+/// How often an idle WebSocket is pinged.
+const WS_PING: std::time::Duration = std::time::Duration::from_secs(15);
+/// A WebSocket client that answered nothing (not even a pong) for this long
+/// is gone: its session ends and its connection is closed.
+const WS_SILENCE: std::time::Duration = std::time::Duration::from_secs(45);
+
+async fn ws_session(mut socket: WebSocket, s: AppState, from: Resume) {
+    let visible = streamed(&s);
+    let mut events = Box::pin(subscribe(&s.public, s.history.clone(), from, visible));
+    let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + WS_PING, WS_PING);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut heard = std::time::Instant::now();
     loop {
         tokio::select! {
             item = events.next() => {
@@ -212,8 +235,18 @@ async fn ws_session(mut socket: WebSocket, s: AppState, last: Option<u64>) {
                 // The feed is read-only: client messages are ignored, but a
                 // close or an error ends the session.
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => heard = std::time::Instant::now(),
             },
+            _ = ping.tick() => {
+                // Clients answer pings by themselves (browsers do): silence
+                // means the client is gone without closing.
+                if heard.elapsed() >= WS_SILENCE {
+                    return;
+                }
+                if socket.send(Message::Ping(Default::default())).await.is_err() {
+                    return;
+                }
+            }
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use futures_util::stream::{self, Stream};
+use futures_util::stream::{self, Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::broadcast::{self, error::RecvError};
 
@@ -28,6 +28,9 @@ pub enum ResetReason {
     TooOld,
     /// The subscriber read too slowly and events were dropped for it.
     Lagged,
+    /// The `Last-Event-ID` given is not a sequence number at all (a proxy or
+    /// a client garbled it): where the client stands is unknown.
+    Unreadable,
 }
 
 impl ResetReason {
@@ -35,6 +38,7 @@ impl ResetReason {
         match self {
             ResetReason::TooOld => "last_event_id_too_old",
             ResetReason::Lagged => "lagged",
+            ResetReason::Unreadable => "last_event_id_unreadable",
         }
     }
 }
@@ -167,17 +171,50 @@ struct SubState {
     last: Option<u64>,
 }
 
-/// The stream one subscriber reads: events after `last_event_id` (from the
-/// history), then live events, with a `reset` whenever continuity is lost.
+/// Where a subscriber asks to start (from `Last-Event-ID` or `?last_event_id=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// No position given: live events from now on.
+    Now,
+    /// Events after this sequence number.
+    After(u64),
+    /// A position was given but is not a sequence number: the stream starts
+    /// with a `reset`, as for a position too old to resume from.
+    Unreadable,
+}
+
+impl Resume {
+    /// Reads a `Last-Event-ID` value: blank is no position.
+    pub fn parse(text: &str) -> Resume {
+        let text = text.trim();
+        if text.is_empty() {
+            return Resume::Now;
+        }
+        text.parse().map_or(Resume::Unreadable, Resume::After)
+    }
+}
+
+/// The stream one subscriber reads: events after `from` (from the history),
+/// then live events, with a `reset` whenever continuity is lost. Events of
+/// boards for which `visible` says no (boards an arbiter marked inactive) are
+/// left out; their sequence numbers are then skipped in the stream.
 pub fn subscribe(
     hub: &Hub,
     history: Arc<History>,
-    last_event_id: Option<u64>,
+    from: Resume,
+    visible: impl Fn(u32) -> bool + Send + 'static,
 ) -> impl Stream<Item = Item> + Send + 'static {
     // Subscribe first: an event broadcast while the history is read is then
     // seen by the receiver, and duplicates are dropped by sequence number.
     let rx = hub.subscribe_public();
     let mut backlog = VecDeque::new();
+    let last_event_id = match from {
+        Resume::After(seq) => Some(seq),
+        Resume::Now | Resume::Unreadable => None,
+    };
+    if from == Resume::Unreadable {
+        backlog.push_back(Item::Reset(ResetReason::Unreadable));
+    }
     let mut last = last_event_id;
     if let Some(after) = last_event_id {
         let upto = history.last_seq();
@@ -200,7 +237,7 @@ pub fn subscribe(
         backlog,
         last,
     };
-    stream::unfold(state, |mut s| async move {
+    let items = stream::unfold(state, |mut s| async move {
         loop {
             if let Some(item) = s.backlog.pop_front() {
                 return Some((item, s));
@@ -232,5 +269,11 @@ pub fn subscribe(
                 Err(RecvError::Closed) => return None,
             }
         }
+    });
+    items.filter(move |item| {
+        futures_util::future::ready(match item {
+            Item::Event(ev) => visible(ev.board),
+            Item::Reset(_) => true,
+        })
     })
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
-use crate::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
+use crate::events::{GameEvent, MoveEvent, ResultReason, Stamped, TrackerEvent};
 use crate::hub::{game_round, Hub, PublicEvent};
 
 /// Longest delay accepted (FIDE events use at most 15–30 minutes; an hour is plenty).
@@ -153,7 +153,7 @@ fn seed(live: &Hub, out: &Hub) {
             if let Some(result) = g.result {
                 push(GameEvent::Result {
                     result,
-                    reason: g.result_reason.clone().unwrap_or_default(),
+                    reason: g.result_reason.unwrap_or(ResultReason::Arbiter),
                 });
             }
         }

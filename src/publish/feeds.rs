@@ -32,10 +32,16 @@ pub fn board_game(hub: &Hub, t: &Tournament, board: u32) -> Option<GameRecord> {
 /// before the first move. Games keep the round they were played in, so an
 /// earlier round's games stay here after the round changes.
 pub fn board_game_in(hub: &Hub, t: &Tournament, round: u32, board: u32) -> Option<GameRecord> {
+    let current = current_round(hub, t);
+    // A board an arbiter marked inactive is not part of the round being
+    // played (as in `round_boards_in`): its game is not served on its own
+    // either. Its games of earlier rounds stay.
+    if round == current && t.inactive.contains(&board) {
+        return None;
+    }
     // A game that has begun wins over a fresh start with no move yet: players
     // setting the pieces up again after their result must not blank the
     // finished game in the round's feed.
-    let current = current_round(hub, t);
     let game = hub
         .round_games(board, round, current)
         .pop()

@@ -39,7 +39,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SinkError> {
     // A dot name: watchers that pick up `*.pgn` ignore the temp file.
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = crate::files::options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)?;
         f.write_all(contents)?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
@@ -66,7 +70,7 @@ pub fn write_round_in(
     round: u32,
 ) -> Result<PathBuf, SinkError> {
     let folder = dir.join(format!("round-{round}"));
-    fs::create_dir_all(&folder).map_err(|source| SinkError {
+    crate::files::create_dir_all(&folder).map_err(|source| SinkError {
         path: folder.clone(),
         source,
     })?;

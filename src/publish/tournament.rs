@@ -148,6 +148,11 @@ impl Tournament {
             }
             let mut white = p.white.clone();
             let mut black = p.black.clone();
+            // The names go into PGN tags and feeds: the one name rule holds.
+            for (side, player) in [("white", &mut white), ("black", &mut black)] {
+                player.name = crate::names::check_name(&player.name, 100)
+                    .map_err(|problem| err(&format!("{side}.name {problem}")))?;
+            }
             white.title = white.title.as_deref().and_then(clean_title);
             black.title = black.title.as_deref().and_then(clean_title);
             if t.pairings
@@ -261,6 +266,8 @@ pub fn parse_trf(trf: &str) -> Result<Pairings, TournamentError> {
         if name.is_empty() {
             return Err(err("player name (columns 15-47) is empty".into()));
         }
+        let name = crate::names::check_name(&name, 100)
+            .map_err(|problem| err(format!("player name (columns 15-47) {problem}")))?;
         let rating = cols(line, 49, 52).parse().ok().filter(|&r| r > 0);
         let federation = Some(cols(line, 54, 56)).filter(|f| !f.is_empty());
         let fide_id = cols(line, 58, 68).parse().ok().filter(|&id| id > 0);

@@ -36,8 +36,8 @@ use shakmaty::{
 use thiserror::Error;
 
 use crate::events::{
-    Alert, AlertResolved, ColorName, GameEvent, GameResult, Millis, MoveEvent, Severity,
-    TrackerEvent,
+    Alert, AlertResolved, ColorName, GameEvent, GameResult, Millis, MoveEvent, ResultReason,
+    Severity, TrackerEvent,
 };
 
 use crate::operator::Refusal;
@@ -878,22 +878,24 @@ impl Tracker {
     // points and the tracker stays a pure function of its inputs.
 
     /// The arbiter enters the game's result (a resignation, an agreed draw, a
-    /// ruling): the game ends, or a result already given is corrected.
+    /// ruling): the game ends, or a result already given is corrected. The
+    /// result is published as the arbiter's ([`ResultReason::Arbiter`]); what
+    /// the arbiter wrote with it is arbiter business (Article 12.6) and stays
+    /// in the journaled command and on the board's timeline.
     pub fn operator_result(
         &mut self,
         result: GameResult,
-        reason: &str,
         out: &mut Vec<TrackerEvent>,
     ) -> Result<(), Refusal> {
         if self.game.is_none() {
             return Err(Refusal::NoGame);
         }
         if self.phase == Phase::Playing {
-            self.end_game(result, reason.to_owned(), out);
+            self.end_game(result, ResultReason::Arbiter, out);
         } else {
             out.push(TrackerEvent::Game(GameEvent::Result {
                 result,
-                reason: reason.to_owned(),
+                reason: ResultReason::Arbiter,
             }));
         }
         Ok(())
@@ -1262,16 +1264,12 @@ impl Tracker {
     fn play_picture(&mut self, t: Millis, raw: &Picture, out: &mut Vec<TrackerEvent>) {
         let norm = self.orientation.apply(raw);
         if let Some((_, magic)) = norm.magic_pieces().next() {
-            let (result, what) = match magic {
-                MagicPiece::Draw => (GameResult::Draw, "draw"),
-                MagicPiece::WhiteWins => (GameResult::WhiteWins, "white wins"),
-                MagicPiece::BlackWins => (GameResult::BlackWins, "black wins"),
+            let result = match magic {
+                MagicPiece::Draw => GameResult::Draw,
+                MagicPiece::WhiteWins => GameResult::WhiteWins,
+                MagicPiece::BlackWins => GameResult::BlackWins,
             };
-            self.end_game(
-                result,
-                format!("result piece \"{what}\" put on the board"),
-                out,
-            );
+            self.end_game(result, ResultReason::ResultPiece, out);
             return;
         }
         // Identity boards give a board; occupancy-only boards only which squares
@@ -1361,11 +1359,7 @@ impl Tracker {
         }
         if let Some(b) = board {
             if let Some(result) = result_gesture(b) {
-                self.end_game(
-                    result,
-                    "kings put in the centre (result gesture)".into(),
-                    out,
-                );
+                self.end_game(result, ResultReason::ResultGesture, out);
                 return;
             }
             if self.try_reorient(raw, out) {
@@ -1949,7 +1943,7 @@ impl Tracker {
                     g.pending.clear();
                 }
             } else {
-                self.end_game(ending.result(), ending.reason().into(), out);
+                self.end_game(ending.result(), ending.reason(), out);
             }
             return;
         }
@@ -1973,12 +1967,12 @@ impl Tracker {
             }));
             out.push(TrackerEvent::Game(GameEvent::Result {
                 result: ending.result(),
-                reason: ending.reason().into(),
+                reason: ending.reason(),
             }));
         }
     }
 
-    fn end_game(&mut self, result: GameResult, reason: String, out: &mut Vec<TrackerEvent>) {
+    fn end_game(&mut self, result: GameResult, reason: ResultReason, out: &mut Vec<TrackerEvent>) {
         out.push(TrackerEvent::Game(GameEvent::Result { result, reason }));
         self.result_ply = Some(self.ply());
         self.clock_laws.game_over();

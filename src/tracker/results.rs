@@ -11,7 +11,7 @@
 
 use shakmaty::{Chess, Color, Position};
 
-use crate::events::GameResult;
+use crate::events::{GameResult, ResultReason};
 
 /// A game-ending condition found after a move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,13 +38,13 @@ impl Ending {
     }
 
     /// The reason published with the result (`GameEvent::Result::reason`).
-    pub fn reason(self) -> &'static str {
+    pub fn reason(self) -> ResultReason {
         match self {
-            Ending::Checkmate { .. } => "checkmate",
-            Ending::Stalemate => "stalemate",
-            Ending::DeadPosition => "dead position",
-            Ending::Fivefold => "fivefold repetition",
-            Ending::SeventyFive => "75-move rule",
+            Ending::Checkmate { .. } => ResultReason::Checkmate,
+            Ending::Stalemate => ResultReason::Stalemate,
+            Ending::DeadPosition => ResultReason::DeadPosition,
+            Ending::Fivefold => ResultReason::FivefoldRepetition,
+            Ending::SeventyFive => ResultReason::SeventyFiveMoves,
         }
     }
 
