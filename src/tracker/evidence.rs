@@ -44,7 +44,7 @@
 //! what sensors do rarely is dear. They only ever compare hypotheses of the
 //! same observations.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Square};
+use shakmaty::{attacks, Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Square};
 
 use crate::events::Millis;
 
@@ -58,6 +58,11 @@ const MISREAD: u32 = 8;
 const STRAY: u32 = 10;
 /// The moving (or captured) piece seen on a square it only crosses, per picture.
 const TRANSIENT: u32 = 2;
+/// The captured piece seen on a square it is slid over on its way off the board.
+const TRANSIENT_CAPTURED: u32 = 3;
+/// The moving or taken piece seen on a square off its way (not crossed, not
+/// next to where it goes, not straight off the board).
+const TRANSIENT_ASTRAY: u32 = 6;
 /// The same, on a square that holds another piece (one hand brushing past it).
 const TRANSIENT_ON_PIECE: u32 = 5;
 /// A ply under way whose picture is exactly the position after it: the hand
@@ -76,11 +81,14 @@ const FORGOT: u32 = 4;
 const LATE_PRESS: u32 = 1;
 /// A press made after the opponent completed his reply.
 const LATE_PRESS_AFTER_REPLY: u32 = 3;
-/// A second ply completed between two scans, never seen under way (a
-/// capture answered within one scan).
+/// A second ply completed between two scans, never seen under way.
 const SECOND_UNSEEN: u32 = 3;
+/// A completed move whose piece no scan saw where it went.
+const UNSEEN_LANDING: u32 = 3;
 /// A press reported before any square of its move.
 const EARLY_PRESS: u32 = 1;
+/// A press for a ply read as under way with every piece down on the board.
+const PRESSED_ALL_DOWN: u32 = 3;
 /// A press no ply can own.
 const PRESS_WITHOUT_MOVE: u32 = 8;
 /// A picture showing the pressed ply still under way after `PRESS_DUE_MS`.
@@ -146,6 +154,8 @@ pub struct Hyp {
     /// Stretches of [`LET_GO_MS`] charged for a hand still at work long after
     /// the latest report.
     held_charged: u32,
+    /// When a picture last needed noise to be read this way.
+    noise_t: Option<Millis>,
 }
 
 impl Hyp {
@@ -162,6 +172,7 @@ impl Hyp {
             due: None,
             closed: 0,
             held_charged: 0,
+            noise_t: None,
         }
     }
 
@@ -175,9 +186,9 @@ impl Hyp {
         !self.active.is_empty()
     }
 
-    /// The candidate moves of the ply under way.
-    pub fn under_way(&self) -> impl Iterator<Item = Move> + '_ {
-        self.active.iter().map(|c| c.mv)
+    /// The cheapest candidate of the ply under way.
+    pub fn under_way_best(&self) -> Option<Move> {
+        self.best_cand().map(|c| c.mv)
     }
 
     /// The latest picture could only be read with noise (a square that shows
@@ -186,6 +197,34 @@ impl Hyp {
         match self.best_cand() {
             Some(c) => c.noisy,
             None => self.noisy,
+        }
+    }
+
+    /// The ply under way shows every piece it moves down on the board (its
+    /// cheapest candidate), as if let go.
+    fn all_down(&self, shown: &Board) -> bool {
+        self.best_cand().is_some_and(|c| {
+            let e = effect(&self.pos, c.mv);
+            let before = self.pos.board();
+            let (_, noise, started) = frame_reading(before, &e, shown);
+            started
+                && noise == 0
+                && (shown == &e.after
+                    || shown.occupied().count()
+                        >= before.occupied().count().min(e.after.occupied().count()))
+        })
+    }
+
+    /// A picture since `t` needed noise to be read this way.
+    pub fn noisy_since(&self, t: Millis) -> bool {
+        self.noise_t.is_some_and(|n| n >= t)
+    }
+
+    /// How many squares of `shown` this reading takes as noise.
+    pub fn noise_squares(&self, shown: &Board) -> u32 {
+        match self.best_cand() {
+            Some(c) => frame_reading(self.pos.board(), &effect(&self.pos, c.mv), shown).1,
+            None => diff(self.pos.board(), shown).count() as u32,
         }
     }
 
@@ -383,6 +422,9 @@ impl Evidence {
         }
         for h in &mut next {
             h.held_charged = 0;
+            if h.noisy() {
+                h.noise_t = Some(t);
+            }
             if let Some(due) = h.due {
                 if h.moving() && t > due {
                     h.cost += OVERDUE;
@@ -512,8 +554,15 @@ impl Evidence {
             std::mem::take(&mut self.hyps)
         };
         let mut next = Vec::with_capacity(from.len() * 2);
+        // What the board showed when the press came (before the scan still
+        // coming in, if one is).
+        let shown = if in_scan {
+            None
+        } else {
+            self.last.as_ref().map(|(_, b)| b.clone())
+        };
         for h in &from {
-            self.assign_press(h, t, color, id, &mut next);
+            self.assign_press(h, t, color, id, shown.as_ref(), &mut next);
         }
         let pressed = keep(next);
         match self.scan.clone() {
@@ -527,7 +576,15 @@ impl Evidence {
     }
 
     /// Every ply of `h` the press may belong to, each a hypothesis of its own.
-    fn assign_press(&self, h: &Hyp, t: Millis, color: Color, id: u32, out: &mut Vec<Hyp>) {
+    fn assign_press(
+        &self,
+        h: &Hyp,
+        t: Millis,
+        color: Color,
+        id: u32,
+        shown: Option<&Board>,
+        out: &mut Vec<Hyp>,
+    ) {
         let first = out.len();
         let started = h.started();
         // The latest ply the presser has begun (plies alternate: the last or
@@ -545,6 +602,11 @@ impl Evidence {
                 if active {
                     g.active_press = Some(id);
                     g.due = Some(t + PRESS_DUE_MS);
+                    // Every piece down on the board and the hand at the clock:
+                    // nothing is held any more, the move is made.
+                    if shown.is_some_and(|b| h.all_down(b)) {
+                        g.cost += PRESSED_ALL_DOWN;
+                    }
                 } else {
                     g.marks[i].press = Some(id);
                     if i + 1 < h.line.len() {
@@ -650,6 +712,12 @@ struct Effect {
     captured: Option<Piece>,
     /// A promotion square and the pawn that may stand on it before the swap.
     promo_pawn: Option<(Square, Piece)>,
+    /// Where a carried piece is put down on the way: the squares a slide
+    /// crosses, and the neighbours of where it goes (a brush).
+    on_the_way: Bitboard,
+    /// Where the taken piece may be slid on its way off the board: straight
+    /// from its square, a few squares.
+    slid_off: Bitboard,
 }
 
 fn effect(pos: &Chess, m: Move) -> Effect {
@@ -693,6 +761,24 @@ fn effect(pos: &Chess, m: Move) -> Effect {
         Move::Put { role, .. } => movers[0] = Some(role.of(us)),
     }
     let landing = changed & after.occupied();
+    let path = |from: Square, to: Square| attacks::between(from, to) | attacks::king_attacks(to);
+    let on_the_way = match m {
+        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => path(from, to),
+        Move::Castle { king, rook } => {
+            let (k, r) = (m.castling_side().map_or((king, rook), |side| {
+                (
+                    Square::from_coords(side.king_to_file(), king.rank()),
+                    Square::from_coords(side.rook_to_file(), rook.rank()),
+                )
+            }));
+            path(king, k) | path(rook, r)
+        }
+        Move::Put { to, .. } => attacks::king_attacks(to),
+    };
+    let slid_off = match captured.map(|_| capture_square(m)) {
+        Some(sq) => attacks::rook_attacks(sq, Bitboard::EMPTY) & near(sq, 3),
+        None => Bitboard::EMPTY,
+    };
     Effect {
         after,
         touched,
@@ -700,7 +786,25 @@ fn effect(pos: &Chess, m: Move) -> Effect {
         movers,
         captured,
         promo_pawn,
+        on_the_way,
+        slid_off,
     }
+}
+
+/// The square of the piece `m` takes (the passed pawn's, en passant).
+fn capture_square(m: Move) -> Square {
+    match m {
+        Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()),
+        _ => m.to(),
+    }
+}
+
+/// Squares at most `d` king steps from `sq`.
+fn near(sq: Square, d: u32) -> Bitboard {
+    Square::ALL
+        .into_iter()
+        .filter(|s| s.distance(sq) <= d)
+        .collect()
 }
 
 /// The cost of reading `shown` where `expected` should be, as noise.
@@ -723,8 +827,15 @@ fn rest_cost(pos: &Board, shown: &Board) -> u32 {
 /// Reads `shown` as a moment of the move `e` from `before`: its cost, whether
 /// noise was needed, and whether the move has visibly begun.
 fn frame_cost(before: &Board, e: &Effect, shown: &Board) -> (u32, bool, bool) {
+    let (cost, noise, started) = frame_reading(before, e, shown);
+    (cost, noise > 0, started)
+}
+
+/// [`frame_cost`], with the number of squares read as noise.
+fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool) {
     let mut cost = 0;
     let mut noisy = false;
+    let mut noise_squares = 0;
     let mut started = false;
     for sq in diff(before, shown) {
         let was = before.piece_at(sq);
@@ -738,15 +849,33 @@ fn frame_cost(before: &Board, e: &Effect, shown: &Board) -> (u32, bool, bool) {
                 started = true;
                 continue;
             }
+            // A promotion's hand may put one piece down and swap it for
+            // another before letting go (4.6.3: the piece released counts).
+            let swapped = e.promo_pawn.is_some_and(|(psq, pawn)| {
+                psq == sq && now.is_some_and(|p| p.color == pawn.color && p.role != Role::King)
+            });
+            if swapped {
+                started = true;
+                cost += PAUSE;
+                continue;
+            }
         }
         if let Some(p) = now {
-            let carried = e.movers.contains(&Some(p)) || e.captured == Some(p);
-            if carried {
-                started |= e.movers.contains(&Some(p));
-                cost += if was.is_none() {
-                    TRANSIENT
+            let moving = e.movers.contains(&Some(p));
+            if moving || e.captured == Some(p) {
+                started |= moving;
+                let expected_there = if moving {
+                    e.on_the_way.contains(sq)
                 } else {
-                    TRANSIENT_ON_PIECE
+                    e.slid_off.contains(sq)
+                };
+                cost += match (was.is_none(), moving, expected_there) {
+                    // A piece put down off its way: a hand that hesitated.
+                    (_, _, false) => TRANSIENT_ASTRAY,
+                    (false, _, true) => TRANSIENT_ON_PIECE,
+                    (true, true, true) => TRANSIENT,
+                    // Taken pieces are lifted off far more often than slid.
+                    (true, false, true) => TRANSIENT_CAPTURED,
                 };
                 continue;
             }
@@ -760,30 +889,41 @@ fn frame_cost(before: &Board, e: &Effect, shown: &Board) -> (u32, bool, bool) {
         };
         cost += expected;
         noisy = true;
+        noise_squares += 1;
     }
     if started && !noisy {
         // Every piece is on the board: no hand holds one. Either the hand
         // paused on the square it goes to, or half of a two-piece move (the
         // rook of a castling) stands done: a completed move of its own reads
         // the same picture without that.
-        let all_down = shown.occupied().count() >= before.occupied().count().min(e.after.occupied().count());
+        let all_down =
+            shown.occupied().count() >= before.occupied().count().min(e.after.occupied().count());
         if shown == &e.after || all_down {
             cost += PAUSE;
         }
     }
-    (cost, noisy, started)
+    (cost, noise_squares, started)
 }
 
-/// Whether `m` may be complete in `shown`: something changed where it puts a
-/// piece down. A pawn's double step may also have been taken en passant
-/// before any scan saw it land, which leaves its square as it was.
-fn may_have_landed(e: &Effect, m: Move, before: &Board, shown: &Board) -> bool {
-    let changed = |sq: Square| shown.piece_at(sq) != before.piece_at(sq);
-    if e.landing.is_empty() || e.landing.into_iter().any(changed) {
-        return true;
+/// Whether `m` may be complete in `shown`, and what that costs: nothing when
+/// its piece stands where it goes; [`UNSEEN_LANDING`] when the square changed
+/// but shows something else (the reply took the piece off within one scan), or
+/// when a pawn's double step left its square as it was (taken en passant
+/// within one scan). `None`: nothing landed.
+fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u32> {
+    if e.landing.is_empty() {
+        return Some(0);
     }
-    matches!(m, Move::Normal { role: Role::Pawn, from, to, .. }
-        if from.distance(to) == 2 && changed(from))
+    let changed = |sq: Square| shown.piece_at(sq) != before.piece_at(sq);
+    if e.landing
+        .into_iter()
+        .any(|sq| shown.piece_at(sq) == e.after.piece_at(sq))
+    {
+        return Some(0);
+    }
+    let double_step = matches!(m, Move::Normal { role: Role::Pawn, from, to, .. }
+        if from.distance(to) == 2 && changed(from));
+    (e.landing.into_iter().any(changed) || double_step).then_some(UNSEEN_LANDING)
 }
 
 /// Every way `h` goes on to explain `shown`.
@@ -805,10 +945,10 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, out: &mut Vec<Hyp>) {
             });
         }
         // The move completed (something landed where it lands).
-        if may_have_landed(&e, c.mv, before, shown) {
+        if let Some(landing) = landing_cost(&e, c.mv, before, shown) {
             let mut done = h.clone();
             done.active.clear();
-            done.cost += c.extra;
+            done.cost += c.extra + landing;
             complete(&mut done, c.mv, h.active_press);
             from_rest(&done, shown, MAX_JUMP - 1, out);
         }
@@ -876,10 +1016,11 @@ fn from_rest(h: &Hyp, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
         if jumps == 0 {
             continue;
         }
-        if may_have_landed(&e, m, before, shown) {
+        if let Some(landing) = landing_cost(&e, m, before, shown) {
             let mut done = h.clone();
             let press = done.early.take().map(|(p, _)| p);
             complete(&mut done, m, press);
+            done.cost += landing;
             if jumps < MAX_JUMP {
                 done.cost += SECOND_UNSEEN;
             }

@@ -25,10 +25,18 @@ use super::{laws, Resolution, Step, Tracker};
 use crate::events::{Alert, GameEvent, Millis, Severity, TrackerEvent};
 
 /// Readings costing at most this much more than the cheapest are possible.
-const MARGIN: u32 = 6;
+const MARGIN: u32 = 5;
 /// A verified line is withdrawn once every reading that keeps it costs this
 /// much more than the cheapest.
 const REFUTED: u32 = 10;
+/// A reading that needs more squares than this taken as noise is not followed:
+/// a knocked piece or two leave play readable, a board turned or set up anew
+/// does not.
+const MOST_NOISE_FOLLOWED: u32 = 2;
+/// A board back on an earlier position through unpressed plies is a takeback
+/// when reading it forward needed noise this recently (pieces put back in the
+/// reverse order of the moves).
+const TAKEBACK_NOISE_MS: Millis = 3_000;
 /// Close readings that keep disagreeing this long about the next ply to verify
 /// are ones the board cannot tell apart.
 pub(super) const UNDECIDED_MS: Millis = 4_000;
@@ -69,23 +77,60 @@ impl Tracker {
     /// (at rest on the line), or not (a move under way, or noise: a piece
     /// knocked, an illegal move, a takeback).
     pub(super) fn follow_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> Resolution {
+        self.reading_is_play = false;
         let Some(ev) = self.evidence.as_ref() else {
             return self.resolution;
         };
         let best = ev.best();
         let (moving, noisy) = (best.moving(), best.noisy());
-        let reading = self
-            .published_reading(REFUTED)
-            .map(|h| (h.line.clone(), h.moving(), h.noisy()));
+        let k = self.verified_since_anchor().len();
+        let shown = self.last_board.clone();
+        let reading = self.published_reading(REFUTED).map(|h| {
+            // Pieces put back are read as moves only with noise on the way
+            // (the last move undone first is out of turn); a repetition
+            // played without presses reads clean.
+            let played = h.marks[k.min(h.marks.len())..]
+                .iter()
+                .any(|m| m.press.is_some())
+                || !h.noisy_since(self.last_change_t.saturating_sub(TAKEBACK_NOISE_MS));
+            let noise = shown.as_ref().map_or(0, |b| h.noise_squares(b));
+            (h.line.clone(), h.moving(), h.noisy(), played, noise)
+        });
+        if let Some((_, _, _, _, noise)) = &reading {
+            if *noise > MOST_NOISE_FOLLOWED {
+                // Not this game's board as it stands (turned, set up anew,
+                // scrambled): the picture matcher's checks decide.
+                return Resolution::Unexplained;
+            }
+        }
+        // The board back on an earlier position of the game, reached by plies
+        // nobody pressed for and read only with noise just before: pieces put
+        // back (a takeback, 7.1), not moves played. The takeback hold decides.
+        if let Some((line, moving, _, false, _)) = &reading {
+            // One legal move onto an earlier position is a repetition, not a
+            // takeback: only readings of two plies or more are suspect.
+            let plies = line.len() + usize::from(*moving);
+            if plies >= k + 2 {
+                if let Some(back) = self.earlier_position_shown() {
+                    if self.takeback.is_none_or(|(b, _)| b != back) {
+                        self.takeback = Some((back, t));
+                    }
+                    self.passed_back = Some(back);
+                    return Resolution::Unexplained;
+                }
+            }
+        }
+        let reading = reading.map(|(line, m, n, _, _)| (line, m, n));
         let Some((line, h_moving, h_noisy)) = reading else {
             // Every reading that keeps the verified line is far worse than the
-            // best: once the board is at rest, correct the record.
-            if !moving && !noisy && self.correct_from_evidence(t, out) {
+            // best: once the board is at rest, correct the record. Not when
+            // the board went back to a position of the game (or went on from
+            // one): that is a takeback (7.1), for the arbiters to rule on.
+            if !moving && !noisy && !self.went_back() && self.correct_from_evidence(t, out) {
                 return Resolution::Explained;
             }
             return Resolution::Unexplained;
         };
-        let k = self.verified_since_anchor().len();
         let new: Vec<Move> = line[k..].to_vec();
         let game = self.game.as_ref().expect("playing");
         let old: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
@@ -95,11 +140,12 @@ impl Tracker {
                 self.withdrawn_provisional = Some((game.moves.len() + j, old[j]));
             }
             self.extend_line(j, new[j..].to_vec());
-            if new.is_empty() {
+            if new.is_empty() && !h_moving {
                 // The move was undone on the board: a press made for it is void.
                 self.press = None;
             }
         }
+        self.reading_is_play = !h_noisy;
         if h_moving || h_noisy {
             Resolution::Unexplained
         } else {
@@ -136,6 +182,59 @@ impl Tracker {
             let best = ev.best();
             !best.noisy() && (!best.moving() || presser.is_some_and(|c| best.pos().turn() != c))
         })
+    }
+
+    /// The move after the only provisional one, under way in the reading the
+    /// line follows (the opponent's hand at work): its cheapest candidate.
+    pub(super) fn reply_under_way(&self) -> Option<Move> {
+        let game = self.game.as_ref()?;
+        let h = self.published_reading(REFUTED)?;
+        let k = self.verified_since_anchor().len();
+        (game.pending.len() == 1 && h.line.len() == k + 1 && h.moving() && !h.noisy())
+            .then(|| h.under_way_best())
+            .flatten()
+    }
+
+    /// The board shows, or showed since the last explained picture, an earlier
+    /// position of the game.
+    fn went_back(&self) -> bool {
+        self.passed_back.is_some() || self.shows_earlier_position()
+    }
+
+    /// The board shows an earlier position of the game than the verified one.
+    fn shows_earlier_position(&self) -> bool {
+        self.earlier_position_shown().is_some()
+    }
+
+    /// The latest earlier position of the game the board shows (its ply).
+    fn earlier_position_shown(&self) -> Option<usize> {
+        let (Some(game), Some(board)) = (self.game.as_ref(), self.last_board.as_ref()) else {
+            return None;
+        };
+        let n = game.history.len() - 1;
+        (0..n).rev().find(|&k| game.history[k].board() == board)
+    }
+
+    /// The board shows the line's position except on squares already reported
+    /// displaced (7.4) and still showing what they showed then: a move made
+    /// around them is complete all the same.
+    pub(super) fn only_displaced_noise(&self) -> bool {
+        let (Some(_), Some((mask, snapshot)), Some(board), Some(game)) = (
+            self.evidence.as_ref(),
+            self.displaced.as_ref(),
+            self.last_board.as_ref(),
+            self.game.as_ref(),
+        ) else {
+            return false;
+        };
+        if self.evidence.as_ref().is_some_and(|ev| ev.best().moving()) {
+            return false;
+        }
+        let off = super::search::diff(game.tip().board(), board);
+        (off & !*mask).is_empty()
+            && off
+                .into_iter()
+                .all(|sq| board.piece_at(sq) == snapshot.piece_at(sq))
     }
 
     /// Whether the first provisional ply may be verified: every close reading

@@ -373,6 +373,9 @@ pub struct Tracker {
     /// verified ply `anchor_ply` supports (see `evidence.rs`, `follow.rs`).
     evidence: Option<evidence::Evidence>,
     anchor_ply: usize,
+    /// The latest picture reads as legal play (made or under way) with no
+    /// suspicion of pieces being put back.
+    reading_is_play: bool,
     /// The provisional move last withdrawn without a replacement, and its ply.
     withdrawn_provisional: Option<(usize, Move)>,
     /// The close readings disagree about the next ply to verify: since when,
@@ -475,6 +478,7 @@ impl Tracker {
             evidence: None,
             anchor_ply: 0,
             withdrawn_provisional: None,
+            reading_is_play: false,
             undecided: None,
         }
     }
@@ -704,7 +708,7 @@ impl Tracker {
     }
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
-        if self.phase == Phase::Playing && self.online {
+        if self.phase == Phase::Playing && self.online && !self.gap {
             if let Some(ev) = self.evidence.as_mut() {
                 // A hand that has let go of its piece shows nothing new: time
                 // alone can complete a move.
@@ -1289,20 +1293,21 @@ impl Tracker {
             }
             _ => false,
         };
-        let mut resolution = if engine {
-            let r = self.follow_evidence(t, out);
-            if r == Resolution::Explained {
-                self.resolution = r;
-                self.settle(t, out);
-            } else if self.gap {
-                // Changes were missed while the link was down: the engine saw
-                // no hand at work, the picture matcher may still reach the board.
-                let old = self.resolve(t, target, out);
-                if old == Resolution::Explained {
-                    self.reset_evidence();
-                }
-                return self.after_resolution(t, raw, board.as_ref(), target, old, out);
+        let mut resolution = if engine && self.gap {
+            // Changes were missed while the link was down: the engine saw no
+            // hand at work. The picture matcher reaches the board (or says it
+            // cannot), and the engine starts again from what it finds.
+            let old = self.resolve(t, target, out);
+            if old == Resolution::Explained {
+                self.reset_evidence();
             }
+            return self.after_resolution(t, raw, board.as_ref(), target, old, out);
+        } else if engine {
+            let r = self.follow_evidence(t, out);
+            // A reply read around a displaced piece still proves the move
+            // before it (6.2.1): settle whatever the picture's reading.
+            self.resolution = r;
+            self.settle(t, out);
             r
         } else {
             self.resolve(t, target, out)
@@ -1371,9 +1376,15 @@ impl Tracker {
         }
         let game = self.game.as_ref().expect("playing");
         let n = game.history.len() - 1;
-        let earlier = (0..n)
-            .rev()
-            .find(|&k| target.matches(game.history[k].board()));
+        // A board the evidence reads as legal play going on (a repetition, a
+        // move under way) is no takeback, whatever position it shows.
+        let earlier = if self.evidence.is_some() && self.reading_is_play {
+            None
+        } else {
+            (0..n)
+                .rev()
+                .find(|&k| target.matches(game.history[k].board()))
+        };
         self.takeback = match (earlier, self.takeback) {
             (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
             (Some(k), _) => Some((k, t)),
@@ -1777,12 +1788,16 @@ impl Tracker {
                 return;
             };
             let n = game.pending.len();
-            if n < 2 {
+            let mover = game.verified().turn();
+            let complete_reply = game.pending.get(1).map(|s| s.mv);
+            // The opponent's reply made (6.2.1), or under way: his hand is on
+            // the board, so the move before it was let go of.
+            let reply = complete_reply.or_else(|| self.reply_under_way());
+            if n < 2 && reply.is_none() {
                 // The reply is gone (taken back in the hand): a wait for the late
                 // press starts afresh when it is made again.
                 self.late_press_wait = None;
             }
-            let mover = game.verified().turn();
             let press_side = self.press.as_ref().map(|p| p.side);
             let for_mover = match press_side {
                 Some(side) => self.presser(side, mover) == mover,
@@ -1792,8 +1807,8 @@ impl Tracker {
                 // A late press by the previous mover (6.2.2): it completes nothing new.
                 self.press = None;
             }
-            if n >= 2 {
-                if !for_mover && self.awaits_late_press(t, mover, n) {
+            if let Some(reply) = reply {
+                if !for_mover && self.awaits_late_press(t, mover, reply) {
                     return;
                 }
                 if !self.may_verify(t, out) {
@@ -1803,7 +1818,9 @@ impl Tracker {
                 self.verify_first(press.as_ref(), out);
                 continue;
             }
-            if for_mover && self.resolution == Resolution::Explained {
+            if for_mover
+                && (self.resolution == Resolution::Explained || self.only_displaced_noise())
+            {
                 // The press came first and this picture, seen after it, completes
                 // the move: the board scanned it after the hand reached the clock,
                 // so nothing of this move is still in transit, except the rest of
@@ -1838,34 +1855,30 @@ impl Tracker {
     /// press: the mover's clock still runs, so the press is still to come (6.2.2)
     /// and only it shows the time the record must carry. Held while the reply is
     /// the only move after it, for at most `late_press_ms`.
-    fn awaits_late_press(&mut self, t: Millis, mover: Color, n: usize) -> bool {
+    fn awaits_late_press(&mut self, t: Millis, mover: Color, reply: Move) -> bool {
         let running = self
             .white_side
             .zip(self.last_reading.and_then(|r| r.running_side()))
             .map(|(w, s)| side_color(s, w));
         let ply = self.ply();
-        let reply = self
-            .game
-            .as_ref()
-            .and_then(|g| g.pending.get(1))
-            .map(|s| s.mv);
-        let (Some(reply), true) = (reply, n == 2) else {
+        let n = self.game.as_ref().map_or(0, |g| g.pending.len());
+        if n > 2 {
             self.late_press_wait = None;
             return false;
-        };
+        }
         if self.clockless() || running != Some(mover) {
             self.late_press_wait = None;
             return false;
         }
         // The wait belongs to this reply: a reply changed or taken back and made
         // again starts it afresh.
+        // A reply still under way may be read as another candidate move on the
+        // next picture: the same reply, the wait goes on.
         let since = match self.late_press_wait {
-            Some((p, mv, since)) if p == ply && mv == reply => since,
-            _ => {
-                self.late_press_wait = Some((ply, reply, t));
-                t
-            }
+            Some((p, mv, since)) if p == ply && (mv == reply || n < 2) => since,
+            _ => t,
         };
+        self.late_press_wait = Some((ply, reply, since));
         t < since + self.config.late_press_ms
     }
 
@@ -2194,8 +2207,10 @@ impl Tracker {
         }
         if let (Some(w), Some(ev)) = (self.white_side, self.evidence.as_mut()) {
             ev.press(t, side_color(side, w), self.presses_in_game);
-            let r = self.follow_evidence(t, out);
-            self.engine_resolution(r);
+            if !self.gap {
+                let r = self.follow_evidence(t, out);
+                self.engine_resolution(r);
+            }
         }
         let mut press = press;
         press.matched = self.pressed_for_shown_move(side);
@@ -2204,7 +2219,7 @@ impl Tracker {
         // touching d2 on its way to c3, the press made before the release), and
         // the board reports the rest a scan later.
         press.on_still_move = press.matched
-            && self.resolution == Resolution::Explained
+            && (self.resolution == Resolution::Explained || self.only_displaced_noise())
             && t.saturating_sub(self.last_change_t) >= STILL_BEFORE_PRESS_MS;
         press.without_move = candidate_7_5_3
             && self.resolution == Resolution::Explained
@@ -2313,6 +2328,16 @@ impl Tracker {
 
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
+        if self.resolution != Resolution::Explained
+            && (self.only_displaced_noise() || self.reply_under_way().is_some())
+        {
+            // A move made around displaced pieces settles as on a clean board;
+            // one whose reply is under way is proven by it.
+            self.settle(t, out);
+            if self.phase != Phase::Playing {
+                return;
+            }
+        }
         match self.resolution {
             Resolution::Explained => {
                 self.settle(t, out);
