@@ -279,6 +279,11 @@ impl Hyp {
             .any(|c| c.mv == m && c.extra <= best + margin)
     }
 
+    /// Press `id` belongs to the ply under way (or waits for the next).
+    pub fn owns_active_press(&self, id: u32) -> bool {
+        self.active_press == Some(id) || self.early.is_some_and(|(p, _)| p == id)
+    }
+
     /// Press `id` belongs to one of its plies (or waits for the next).
     pub fn owns_press(&self, id: u32) -> bool {
         self.marks.iter().rev().take(4).any(|m| m.press == Some(id))
@@ -408,6 +413,15 @@ impl Evidence {
         if !same_scan {
             self.before_scan = std::mem::take(&mut self.hyps);
         }
+        if std::env::var_os("EV_DEBUG").is_some() {
+            if let Some((_, prev)) = &self.last {
+                let changes: Vec<String> = diff(prev, shown)
+                    .into_iter()
+                    .map(|sq| format!("{sq}={}", shown.piece_at(sq).map_or('.', |p| p.char())))
+                    .collect();
+                self.debug(t, &format!("changes {changes:?}"));
+            }
+        }
         self.scan = Some((t, shown.clone()));
         self.last = Some((t, shown.clone()));
         self.hyps = self.step(&self.before_scan, t, shown);
@@ -483,6 +497,13 @@ impl Evidence {
                 &h.marks[n.saturating_sub(4)..]
             );
         }
+    }
+
+    /// A board scan's reports may still be coming in at `t`.
+    pub fn scan_open(&self, t: Millis) -> bool {
+        self.scan
+            .as_ref()
+            .is_some_and(|(last, _)| t.saturating_sub(*last) <= SCAN_GAP_MS)
     }
 
     /// Time passes with no input: a scan with no report for a while is over,

@@ -166,6 +166,41 @@ impl Tracker {
         }
     }
 
+    /// The press the reading the line follows gives the next ply to verify.
+    pub(super) fn evidence_press_for_next(&self) -> Option<u32> {
+        let h = self.published_reading(REFUTED)?;
+        let k = self.verified_since_anchor().len();
+        h.marks.get(k).and_then(|m| m.press)
+    }
+
+    /// The press to publish the first provisional ply with: the one the
+    /// evidence gives it (the pending press if it is that one), else the
+    /// pending press when `for_mover` and the evidence does not give it to a
+    /// later ply.
+    pub(super) fn press_for_first(&mut self, for_mover: bool) -> Option<super::Press> {
+        if self.evidence.is_none() {
+            return if for_mover { self.press.take() } else { None };
+        }
+        match self.evidence_press_for_next() {
+            Some(id) if self.press.as_ref().is_some_and(|p| p.id == id) => self.press.take(),
+            Some(id) => self.press_log.iter().find(|p| p.id == id).cloned(),
+            None => {
+                let later = self.press.as_ref().is_some_and(|p| {
+                    self.published_reading(REFUTED).is_some_and(|h| {
+                        let k = self.verified_since_anchor().len();
+                        h.marks.iter().skip(k + 1).any(|m| m.press == Some(p.id))
+                            || h.owns_active_press(p.id)
+                    })
+                });
+                if for_mover && !later {
+                    self.press.take()
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
     /// The cheapest reading gives press `id` to a ply (made, under way, or
     /// about to be shown): it was pressed for a move.
     pub(super) fn evidence_owns(&self, id: u32) -> bool {

@@ -154,7 +154,7 @@ struct Step {
 
 /// A clock press whose move was still in the hand when it came.
 #[derive(Clone, Debug)]
-struct Press {
+pub(super) struct Press {
     /// Its number in the game (the evidence engine's name for it).
     id: u32,
     side: ClockSide,
@@ -376,6 +376,8 @@ pub struct Tracker {
     /// The latest picture reads as legal play (made or under way) with no
     /// suspicion of pieces being put back.
     reading_is_play: bool,
+    /// The latest presses of the game, for the plies the evidence gives them to.
+    press_log: Vec<Press>,
     /// The provisional move last withdrawn without a replacement, and its ply.
     withdrawn_provisional: Option<(usize, Move)>,
     /// The close readings disagree about the next ply to verify: since when,
@@ -415,6 +417,8 @@ const RESYNC_MAX_PLIES: usize = 6;
 /// A picture at least this old when the clock is pressed shows a move complete:
 /// longer than one board scan (200–250 ms).
 const STILL_BEFORE_PRESS_MS: Millis = 300;
+/// Presses kept for the evidence to give to plies.
+const PRESS_LOG: usize = 16;
 /// A press this soon after the previous one is a double press (a bounce, or both
 /// players' hands on the clock), never a press without a move.
 const DOUBLE_PRESS_MS: Millis = 500;
@@ -478,6 +482,7 @@ impl Tracker {
             evidence: None,
             anchor_ply: 0,
             withdrawn_provisional: None,
+            press_log: Vec::new(),
             reading_is_play: false,
             undecided: None,
         }
@@ -1808,13 +1813,22 @@ impl Tracker {
                 self.press = None;
             }
             if let Some(reply) = reply {
-                if !for_mover && self.awaits_late_press(t, mover, reply) {
+                // No late press to wait for when the evidence has the move's
+                // own press already.
+                let pressed = self.evidence_press_for_next().is_some();
+                if !for_mover && !pressed && self.awaits_late_press(t, mover, reply) {
+                    return;
+                }
+                // A reply read from a scan whose reports are still coming in
+                // may be a partial picture (one scan's squares come in any
+                // order): the scan is read whole first.
+                if self.evidence.as_ref().is_some_and(|ev| ev.scan_open(t)) {
                     return;
                 }
                 if !self.may_verify(t, out) {
                     return;
                 }
-                let press = if for_mover { self.press.take() } else { None };
+                let press = self.press_for_first(for_mover);
                 self.verify_first(press.as_ref(), out);
                 continue;
             }
@@ -1843,7 +1857,7 @@ impl Tracker {
                     self.config.press_settle_ms
                 };
                 if t >= p.t.max(self.last_change_t) + settle && self.may_verify(t, out) {
-                    let press = self.press.take();
+                    let press = self.press_for_first(true);
                     self.verify_first(press.as_ref(), out);
                 }
             }
@@ -1884,6 +1898,15 @@ impl Tracker {
 
     /// Publishes the first provisional move as verified.
     fn verify_first(&mut self, press: Option<&Press>, out: &mut Vec<TrackerEvent>) {
+        // The press the evidence gives this ply (a late one, or one read
+        // before the move completed) when the caller has none at hand.
+        let logged = match press {
+            Some(_) => None,
+            None => self
+                .evidence_press_for_next()
+                .and_then(|id| self.press_log.iter().find(|p| p.id == id).cloned()),
+        };
+        let press = press.or(logged.as_ref());
         let white_side = self.white_side;
         let last_reading = self.last_reading;
         let game = self.game.as_mut().expect("playing");
@@ -2224,6 +2247,10 @@ impl Tracker {
         press.without_move = candidate_7_5_3
             && self.resolution == Resolution::Explained
             && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
+        self.press_log.push(press.clone());
+        if self.press_log.len() > PRESS_LOG {
+            self.press_log.remove(0);
+        }
         self.press = Some(press);
         self.settle(t, out);
     }
