@@ -33,6 +33,9 @@ const REFUTED: u32 = 10;
 /// a knocked piece or two leave play readable, a board turned or set up anew
 /// does not.
 const MOST_NOISE_FOLLOWED: u32 = 2;
+/// A published ply is corrected only once the board has shown the other
+/// reading this long (or a press came since it did).
+const CORRECT_STILL_MS: Millis = 1_000;
 /// A board back on an earlier position through unpressed plies is a takeback
 /// when reading it forward needed noise this recently (pieces put back in the
 /// reverse order of the moves).
@@ -126,7 +129,17 @@ impl Tracker {
             // best: once the board is at rest, correct the record. Not when
             // the board went back to a position of the game (or went on from
             // one): that is a takeback (7.1), for the arbiters to rule on.
-            if !moving && !noisy && !self.went_back() && self.correct_from_evidence(t, out) {
+            // And not on a glimpse: a piece adjusted or a move changed in the
+            // hand shows another legal position for a moment. The board must
+            // stay so, or a press must come since it changed.
+            let settled = t.saturating_sub(self.last_change_t) >= CORRECT_STILL_MS
+                || self.last_press_t.is_some_and(|p| p > self.last_change_t);
+            if !moving
+                && !noisy
+                && settled
+                && !self.went_back()
+                && self.correct_from_evidence(t, out)
+            {
                 return Resolution::Explained;
             }
             return Resolution::Unexplained;
@@ -225,9 +238,19 @@ impl Tracker {
         let game = self.game.as_ref()?;
         let h = self.published_reading(REFUTED)?;
         let k = self.verified_since_anchor().len();
-        (game.pending.len() == 1 && h.line.len() == k + 1 && h.moving() && !h.noisy())
-            .then(|| h.under_way_best())
-            .flatten()
+        if game.pending.len() != 1 || h.line.len() != k + 1 || !h.moving() || h.noisy() {
+            return None;
+        }
+        // The replier's own piece has left its square: his hand is at work.
+        // A piece of the mover merely gone from a square the reply could
+        // capture on may be the mover taking his move back.
+        let reply = h.under_way_best()?;
+        let board = self.last_board.as_ref()?;
+        let from = match reply {
+            Move::Castle { king, .. } => king,
+            m => m.from()?,
+        };
+        (board.piece_at(from) != h.pos().board().piece_at(from)).then_some(reply)
     }
 
     /// The board shows, or showed since the last explained picture, an earlier
@@ -286,6 +309,14 @@ impl Tracker {
         };
         let verified = self.verified_since_anchor();
         let k = verified.len();
+        // The line followed must itself be a close reading: one kept only
+        // because it agrees with what is published is not proof of more.
+        let followed_is_close = ev
+            .viable(MARGIN)
+            .any(|h| h.line.starts_with(verified) && h.line.get(k) == Some(&next));
+        if !followed_is_close {
+            return false;
+        }
         // A reading that has not completed the ply yet but may be making it
         // (the piece still in the hand) is no rival: when the ply is complete
         // is for the press and the holds to say, not which move it is.
