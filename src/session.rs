@@ -570,7 +570,17 @@ impl DgtSession {
                 // picture the board showed, and the order matters to the tracker.
                 for r in records {
                     match r {
-                        EeRecord::Field { square, sensed, .. } => {
+                        EeRecord::Field {
+                            square,
+                            sensed,
+                            recent,
+                        } => {
+                            // Records come in the order the board scanned
+                            // them, all at the poll's time: one not flagged as
+                            // close to the one before begins a new scan.
+                            if !recent {
+                                self.scan_ended(target, t_ms, out);
+                            }
                             self.board(target).picture.set(square, sensed);
                             self.picture_changed(target, t_ms, out);
                         }
@@ -601,6 +611,8 @@ impl DgtSession {
                         _ => self.stats.ee_records_unused += 1,
                     }
                 }
+                // The report holds whole scans: the last one is complete.
+                self.scan_ended(target, t_ms, out);
                 if self
                     .board(target)
                     .held_press
@@ -647,6 +659,17 @@ impl DgtSession {
         board.picture = p;
         board.info.has_picture = true;
         self.picture_changed(target, t_ms, out);
+    }
+
+    /// The board's scan is over (a bus report's records are whole scans): the
+    /// tracker reads it as such at once instead of waiting for time to pass.
+    fn scan_ended(&mut self, target: Target, t_ms: Millis, out: &mut Vec<Stamped>) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let board = self.board(target);
+        board.tracker.scan_ended(t_ms, &mut scratch);
+        stamp(board, t_ms, &mut scratch, out);
+        self.scratch = scratch;
     }
 
     fn picture_changed(&mut self, target: Target, t_ms: Millis, out: &mut Vec<Stamped>) {

@@ -499,6 +499,11 @@ impl Evidence {
         }
     }
 
+    /// The scan whose reports were coming in is whole.
+    pub fn close_scan(&mut self) {
+        self.scan = None;
+    }
+
     /// A board scan's reports may still be coming in at `t`.
     pub fn scan_open(&self, t: Millis) -> bool {
         self.scan
@@ -928,9 +933,11 @@ fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool) 
 
 /// Whether `m` may be complete in `shown`, and what that costs: nothing when
 /// its piece stands where it goes; [`UNSEEN_LANDING`] when the square changed
-/// but shows something else (the reply took the piece off within one scan), or
+/// but shows something else (the reply took the piece off within one scan),
 /// when a pawn's double step left its square as it was (taken en passant
-/// within one scan). `None`: nothing landed.
+/// within one scan), or when a capture's square shows what it showed before
+/// (recaptured within one scan by a piece like the one taken). `None`:
+/// nothing landed.
 fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u32> {
     if e.landing.is_empty() {
         return Some(0);
@@ -944,7 +951,10 @@ fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u3
     }
     let double_step = matches!(m, Move::Normal { role: Role::Pawn, from, to, .. }
         if from.distance(to) == 2 && changed(from));
-    (e.landing.into_iter().any(changed) || double_step).then_some(UNSEEN_LANDING)
+    // A capture recaptured within one scan by a piece like the one it took
+    // leaves its square showing what it showed before.
+    let recaptured = m.is_capture() && m.from().is_some_and(changed);
+    (e.landing.into_iter().any(changed) || double_step || recaptured).then_some(UNSEEN_LANDING)
 }
 
 /// Every way `h` goes on to explain `shown`.

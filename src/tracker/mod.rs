@@ -704,6 +704,22 @@ impl Tracker {
         )
     }
 
+    /// The board's current scan is over (its reports came whole, as a bus
+    /// report's do): what waited for the scan to be read whole is settled now.
+    pub fn scan_ended(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
+        let first = out.len();
+        if let Some(ev) = self.evidence.as_mut() {
+            if ev.scan_open(t_ms) {
+                ev.close_scan();
+                if self.phase == Phase::Playing && !self.gap {
+                    self.settle(t_ms, out);
+                }
+            }
+        }
+        self.number_alerts(&mut out[first..]);
+        self.review_alerts(out);
+    }
+
     /// Time passes with no input (drives hold timers).
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
         let first = out.len();
