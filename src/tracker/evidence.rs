@@ -504,6 +504,16 @@ impl Evidence {
         self.scan = None;
     }
 
+    /// How many plies after the anchor every kept reading has, identically.
+    pub fn agreed_by_all(&self) -> usize {
+        let first = &self.best().line;
+        self.hyps
+            .iter()
+            .map(|h| h.line.iter().zip(first).take_while(|(a, b)| a == b).count())
+            .min()
+            .unwrap_or(0)
+    }
+
     /// A board scan's reports may still be coming in at `t`.
     pub fn scan_open(&self, t: Millis) -> bool {
         self.scan
@@ -791,18 +801,18 @@ fn effect(pos: &Chess, m: Move) -> Effect {
     let on_the_way = match m {
         Move::Normal { from, to, .. } | Move::EnPassant { from, to } => path(from, to),
         Move::Castle { king, rook } => {
-            let (k, r) = (m.castling_side().map_or((king, rook), |side| {
+            let (k, r) = m.castling_side().map_or((king, rook), |side| {
                 (
                     Square::from_coords(side.king_to_file(), king.rank()),
                     Square::from_coords(side.rook_to_file(), rook.rank()),
                 )
-            }));
+            });
             path(king, k) | path(rook, r)
         }
         Move::Put { to, .. } => attacks::king_attacks(to),
     };
     let slid_off = match captured.map(|_| capture_square(m)) {
-        Some(sq) => attacks::rook_attacks(sq, Bitboard::EMPTY) & near(sq, 3),
+        Some(sq) => attacks::rook_attacks(sq, Bitboard::EMPTY) & near(sq),
         None => Bitboard::EMPTY,
     };
     Effect {
@@ -817,6 +827,23 @@ fn effect(pos: &Chess, m: Move) -> Effect {
     }
 }
 
+/// The squares a move changes, from its squares alone (cheap, for skipping
+/// moves that cannot explain a change): origin, destination, the passed pawn
+/// of an en passant, all four squares of a castling.
+fn quick_touched(m: Move) -> Bitboard {
+    match m {
+        Move::Castle { king, rook } => {
+            let mut b = Bitboard::from(king) | Bitboard::from(rook);
+            if let Some(side) = m.castling_side() {
+                b.add(Square::from_coords(side.king_to_file(), king.rank()));
+                b.add(Square::from_coords(side.rook_to_file(), rook.rank()));
+            }
+            b
+        }
+        _ => super::search::touched(m),
+    }
+}
+
 /// The square of the piece `m` takes (the passed pawn's, en passant).
 fn capture_square(m: Move) -> Square {
     match m {
@@ -825,12 +852,14 @@ fn capture_square(m: Move) -> Square {
     }
 }
 
-/// Squares at most `d` king steps from `sq`.
-fn near(sq: Square, d: u32) -> Bitboard {
-    Square::ALL
-        .into_iter()
-        .filter(|s| s.distance(sq) <= d)
-        .collect()
+/// Squares at most three king steps from `sq` (a taken piece is slid off
+/// the board by the shortest way, a few squares).
+fn near(sq: Square) -> Bitboard {
+    let mut b = Bitboard::from(sq);
+    for _ in 0..3 {
+        b |= b.into_iter().fold(Bitboard::EMPTY, |acc, s| acc | attacks::king_attacks(s));
+    }
+    b
 }
 
 /// The cost of reading `shown` where `expected` should be, as noise.
@@ -957,6 +986,16 @@ fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u3
     (e.landing.into_iter().any(changed) || double_step || recaptured).then_some(UNSEEN_LANDING)
 }
 
+/// Candidates this much dearer than their cheapest sibling are dropped: the
+/// same hand cannot be read both ways.
+const CANDIDATE_SPREAD: u32 = 14;
+
+fn prune_candidates(cands: &mut Vec<Cand>) {
+    if let Some(best) = cands.iter().map(|c| c.extra).min() {
+        cands.retain(|c| c.extra <= best + CANDIDATE_SPREAD);
+    }
+}
+
 /// Every way `h` goes on to explain `shown`.
 fn expand(h: &Hyp, t: Millis, shown: &Board, out: &mut Vec<Hyp>) {
     if h.active.is_empty() {
@@ -984,6 +1023,7 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, out: &mut Vec<Hyp>) {
             from_rest(&done, shown, MAX_JUMP - 1, out);
         }
     }
+    prune_candidates(&mut going);
     if going.is_empty() {
         // Every square of the move shows what it held: the piece was put back.
         let mut rest = h.clone();
@@ -1032,10 +1072,10 @@ fn from_rest(h: &Hyp, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
     }
     let mut begun = Vec::new();
     for m in h.pos.legal_moves() {
-        let e = effect(&h.pos, m);
-        if (e.touched & d).is_empty() {
+        if (quick_touched(m) & d).is_empty() {
             continue;
         }
+        let e = effect(&h.pos, m);
         let (cost, noisy, started) = frame_cost(before, &e, shown);
         if started {
             begun.push(Cand {
@@ -1058,6 +1098,7 @@ fn from_rest(h: &Hyp, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
             from_rest(&done, shown, jumps - 1, out);
         }
     }
+    prune_candidates(&mut begun);
     if !begun.is_empty() {
         let mut going = h.clone();
         going.active = begun;

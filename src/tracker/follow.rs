@@ -33,6 +33,8 @@ const REFUTED: u32 = 10;
 /// a knocked piece or two leave play readable, a board turned or set up anew
 /// does not.
 const MOST_NOISE_FOLLOWED: u32 = 2;
+/// The anchor moves over agreed verified plies in steps of this many.
+const ANCHOR_STEP: usize = 8;
 /// A published ply is corrected only once the board has shown the other
 /// reading this long (or a press came since it did).
 const CORRECT_STILL_MS: Millis = 1_000;
@@ -81,6 +83,7 @@ impl Tracker {
     /// knocked, an illegal move, a takeback).
     pub(super) fn follow_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> Resolution {
         self.reading_is_play = false;
+        self.drop_agreed();
         let Some(ev) = self.evidence.as_ref() else {
             return self.resolution;
         };
@@ -438,6 +441,19 @@ impl Tracker {
         let ev = self.evidence.as_mut().expect("checked");
         ev.advance_anchor(&moves);
         self.anchor_ply += moves.len();
+    }
+
+    /// Moves the anchor over the verified plies every kept reading agrees on:
+    /// nothing could ever correct them, and shorter lines are cheaper to keep.
+    pub(super) fn drop_agreed(&mut self) {
+        let Some(ev) = self.evidence.as_ref() else {
+            return;
+        };
+        let verified = self.verified_since_anchor().len();
+        let agreed = ev.agreed_by_all().min(verified);
+        if agreed >= ANCHOR_STEP {
+            self.advance_anchor(self.anchor_ply + agreed);
+        }
     }
 }
 

@@ -1306,9 +1306,15 @@ impl Tracker {
             None => Target::Occupancy(occupancy),
         };
         self.last_board = board.clone();
-        self.seen.add(target);
+        // What each square showed matters to the picture matcher only; the
+        // engine reads every picture itself.
+        if self.evidence.is_none() || self.gap {
+            self.seen.add(target);
+        }
+        let clocked = !self.clockless();
         let engine = match (&board, self.evidence.as_mut()) {
             (Some(b), Some(ev)) => {
+                ev.set_clocked(clocked);
                 ev.picture(t, b);
                 true
             }
