@@ -402,6 +402,9 @@ const POSITION_UNKNOWN_MS: Millis = 10_000;
 /// A position the board shows this long with nothing pending is certain:
 /// self-correction never withdraws it.
 const CERTAIN_STILL_MS: Millis = 2_000;
+/// Kings put in the centre end the game once they stay this long: a king
+/// set down for a moment next to the other on its way is a hand at work.
+const RESULT_GESTURE_HOLD_MS: Millis = 1_500;
 /// An unexplained picture still this long (a board scan: the squares of a move
 /// come at most one scan apart) is matched against the lines that withdraw the
 /// last uncertain plies or catch up on the line (self-correction).
@@ -1390,8 +1393,11 @@ impl Tracker {
             return;
         }
         if let Some(b) = board {
-            if let Some(result) = result_gesture(b) {
-                self.end_game(result, ResultReason::ResultGesture, out);
+            if result_gesture(b).is_some() {
+                // Kings passing through the centre on their way (one put
+                // down a moment on a square next to the other) are no
+                // result: the gesture counts once it stays, see
+                // `RESULT_GESTURE_HOLD_MS`. Until then, no other reading.
                 return;
             }
             if self.try_reorient(raw, out) {
@@ -2377,6 +2383,12 @@ impl Tracker {
 
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
+        if self.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
+            if let Some(result) = self.last_board.as_ref().and_then(result_gesture) {
+                self.end_game(result, ResultReason::ResultGesture, out);
+                return;
+            }
+        }
         if self.resolution != Resolution::Explained
             && (self.only_displaced_noise() || self.reply_under_way().is_some())
         {
