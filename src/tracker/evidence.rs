@@ -413,19 +413,9 @@ impl Evidence {
         if !same_scan {
             self.before_scan = std::mem::take(&mut self.hyps);
         }
-        if std::env::var_os("EV_DEBUG").is_some() {
-            if let Some((_, prev)) = &self.last {
-                let changes: Vec<String> = diff(prev, shown)
-                    .into_iter()
-                    .map(|sq| format!("{sq}={}", shown.piece_at(sq).map_or('.', |p| p.char())))
-                    .collect();
-                self.debug(t, &format!("changes {changes:?}"));
-            }
-        }
         self.scan = Some((t, shown.clone()));
         self.last = Some((t, shown.clone()));
         self.hyps = self.step(&self.before_scan, t, shown);
-        self.debug(t, "picture");
     }
 
     /// Reads `shown` at `t` from the hypotheses `from`.
@@ -455,49 +445,6 @@ impl Evidence {
         keep(next)
     }
 
-    fn debug(&self, t: Millis, what: &str) {
-        static WINDOW: std::sync::OnceLock<Option<(u64, u64)>> = std::sync::OnceLock::new();
-        let window = WINDOW.get_or_init(|| {
-            std::env::var("EV_DEBUG").ok().and_then(|w| {
-                let (a, b) = w.split_once('-')?;
-                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
-            })
-        });
-        let Some((a, b)) = *window else {
-            return;
-        };
-        if t < a || t > b {
-            return;
-        }
-        eprintln!("{t} {what}: {} hyps", self.hyps.len());
-        for h in self.hyps.iter().take(
-            std::env::var("EV_N")
-                .ok()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(8),
-        ) {
-            let n = h.line.len();
-            let tail: Vec<String> = h.line[n.saturating_sub(4)..]
-                .iter()
-                .map(|m| m.to_string())
-                .collect();
-            let act: Vec<String> = h
-                .active
-                .iter()
-                .take(6)
-                .map(|c| format!("{}:{}", c.mv, c.extra))
-                .collect();
-            eprintln!(
-                "   {:>4} n={n} ..{:?} act {:?} noisy {} early {:?} marks {:?}",
-                h.cost(),
-                tail,
-                act,
-                h.noisy(),
-                h.early,
-                &h.marks[n.saturating_sub(4)..]
-            );
-        }
-    }
 
     /// The scan whose reports were coming in is whole.
     pub fn close_scan(&mut self) {
@@ -608,7 +555,6 @@ impl Evidence {
             }
             None => self.hyps = pressed,
         }
-        self.debug(t, &format!("press {color:?} {id}"));
     }
 
     /// Every ply of `h` the press may belong to, each a hypothesis of its own.
