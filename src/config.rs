@@ -23,11 +23,14 @@ pub const ENV_DISCOVERY: &str = "EBOARD_BRIDGE_DISCOVERY";
 pub const MIN_TOKEN_CHARS: usize = 16;
 /// Overrides `http.arbiter_token` (keeps the secret out of the file).
 pub const ENV_ARBITER_TOKEN: &str = "EBOARD_BRIDGE_ARBITER_TOKEN";
+/// Overrides `[ebapi] listen`; `off` sets `[ebapi] enabled = false`.
+pub const ENV_EBAPI_LISTEN: &str = "EBOARD_BRIDGE_EBAPI_LISTEN";
 
 /// The defaults as a commented TOML file (`eboard-bridge print-config`).
 pub const DEFAULT_CONFIG_TOML: &str = r#"# eboard-bridge configuration (TOML). Every key is optional; shown are the defaults.
 # Environment overrides: EBOARD_BRIDGE_HTTP_LISTEN, EBOARD_BRIDGE_DATA_DIR,
-# EBOARD_BRIDGE_DISCOVERY (true/false), EBOARD_BRIDGE_ARBITER_TOKEN.
+# EBOARD_BRIDGE_DISCOVERY (true/false), EBOARD_BRIDGE_ARBITER_TOKEN,
+# EBOARD_BRIDGE_EBAPI_LISTEN (an address, or off).
 
 [http]
 # Address the HTTP server (feeds for broadcasts and arbiters) listens on.
@@ -43,6 +46,17 @@ request_timeout_ms = 10000
 # A connection on which nothing moves either way is closed after this long, ms
 # (at least 20000: streams send a keep-alive every 15 s).
 idle_timeout_ms = 60000
+
+[ebapi]
+# A DGT LiveChess-compatible local API (REST and WebSocket under /api/v1.0), so
+# lichess.org's and chess.com's e-board pages and LiveChess tools work with
+# these boards unchanged (docs/ebapi.md). Public-feed level: no arbiter data.
+enabled = true
+# Clients expect port 1982. Loopback serves a browser on this machine; write
+# "0.0.0.0:1982" for tools on other machines of the venue network.
+listen = "127.0.0.1:1982"
+# Browser origins allowed besides lichess.org, chess.com and loopback pages.
+origins = []
 
 [storage]
 # The journal (every byte from every board, every event) and the games live here.
@@ -89,6 +103,14 @@ displaced_alert_ms = 6000
 # white = { name = "Carlsen, Magnus", title = "GM", rating = 2830, fide_id = 1503014 }
 # black = { name = "Doe, Jane", rating = 2105 }
 
+# Push the round's PGN to a Lichess broadcast round (docs/lichess.md). The round
+# must have no source URL; the token needs the study:write scope.
+# [lichess]
+# round_id = "AbCd1234"          # from the round's page (/broadcast/<t>/<r>/<id>)
+# round = 3                      # the round pushed there (default: the current round at start)
+# token_file = "/var/lib/eboard-bridge/lichess-token"   # the token alone, readable by the service
+# url = "https://lichess.org"
+
 # One [[board]] table per board (or per board behind a bus port). Examples:
 #
 # [[board]]
@@ -133,6 +155,8 @@ pub enum ConfigError {
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub http: HttpConfig,
+    pub ebapi: EbapiConfig,
+    pub lichess: LichessConfig,
     pub storage: StorageConfig,
     pub discovery: DiscoveryConfig,
     pub device: DeviceConfig,
@@ -179,6 +203,54 @@ impl HttpConfig {
             max_connections: self.max_connections,
             request_timeout: std::time::Duration::from_millis(self.request_timeout_ms),
             idle_timeout: std::time::Duration::from_millis(self.idle_timeout_ms),
+        }
+    }
+}
+
+/// `[ebapi]`: the LiveChess-compatible local API (see [`crate::ebapi`]).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct EbapiConfig {
+    pub enabled: bool,
+    pub listen: SocketAddr,
+    /// Browser origins allowed besides the built-in ones (lichess.org,
+    /// chess.com, loopback), written as a browser sends them: `https://host`.
+    pub origins: Vec<String>,
+}
+
+impl Default for EbapiConfig {
+    fn default() -> Self {
+        EbapiConfig {
+            enabled: true,
+            listen: SocketAddr::from(([127, 0, 0, 1], 1982)),
+            origins: Vec::new(),
+        }
+    }
+}
+
+/// `[lichess]`: pushing the round's PGN to a Lichess broadcast round (see
+/// [`crate::publish::lichess`]). Off while `round_id` is not set.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LichessConfig {
+    /// The broadcast round's id (8 letters and digits).
+    pub round_id: Option<String>,
+    /// The tournament round pushed to it; the current round at start when not set
+    /// (a Lichess round is one round: the next round needs its own id).
+    pub round: Option<u32>,
+    /// A file holding the API token (scope `study:write`) and nothing else.
+    pub token_file: Option<PathBuf>,
+    /// Where Lichess is: `https://lichess.org` (a test server in the tests).
+    pub url: String,
+}
+
+impl Default for LichessConfig {
+    fn default() -> Self {
+        LichessConfig {
+            round_id: None,
+            round: None,
+            token_file: None,
+            url: "https://lichess.org".into(),
         }
     }
 }
@@ -368,6 +440,20 @@ impl Config {
         if let Some(v) = get(ENV_ARBITER_TOKEN) {
             self.http.arbiter_token = Some(v);
         }
+        if let Some(v) = get(ENV_EBAPI_LISTEN) {
+            if v.eq_ignore_ascii_case("off") {
+                self.ebapi.enabled = false;
+            } else {
+                self.ebapi.listen = v.parse().map_err(|_| ConfigError::Env {
+                    var: ENV_EBAPI_LISTEN,
+                    value: v.clone(),
+                    problem: "not a socket address; write address:port, e.g. 127.0.0.1:1982, \
+                              or off to switch the LiveChess-compatible API off"
+                        .into(),
+                })?;
+                self.ebapi.enabled = true;
+            }
+        }
         if let Some(v) = get(ENV_DISCOVERY) {
             self.discovery.enabled = match v.as_str() {
                 "true" | "1" | "yes" => true,
@@ -397,6 +483,44 @@ impl Config {
                     ),
                 );
             }
+        }
+        for origin in &self.ebapi.origins {
+            let scheme_ok = origin.starts_with("https://") || origin.starts_with("http://");
+            if !scheme_ok || origin.ends_with('/') || origin.contains(char::is_whitespace) {
+                return invalid(
+                    "ebapi.origins".into(),
+                    format!(
+                        "{origin:?} is not an origin; write it as a browser sends it, scheme and \
+                         host (and port) with no path, e.g. \"https://broadcast.example.org\""
+                    ),
+                );
+            }
+        }
+        if let Some(id) = &self.lichess.round_id {
+            if id.len() != 8 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return invalid(
+                    "lichess.round_id".into(),
+                    format!(
+                        "{id:?} is not a Lichess round id; copy the 8 letters and digits that \
+                         end the round's address (/broadcast/<tournament>/<round>/<id>)"
+                    ),
+                );
+            }
+            if self.lichess.token_file.is_none() {
+                return invalid(
+                    "lichess.token_file".into(),
+                    "missing: pushing to a round needs a token; write the path of a file \
+                     holding a Lichess API token with the study:write scope"
+                        .into(),
+                );
+            }
+        }
+        let url = &self.lichess.url;
+        if !(url.starts_with("https://") || url.starts_with("http://")) || url.ends_with('/') {
+            return invalid(
+                "lichess.url".into(),
+                format!("{url:?}: write the site's address without a trailing slash, e.g. \"https://lichess.org\""),
+            );
         }
         if self.http.max_connections == 0 {
             return invalid(
@@ -622,6 +746,33 @@ mod tests {
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::from_toml(text, Path::new("test.toml"))
+    }
+
+    #[test]
+    fn ebapi_and_lichess_keys_are_checked() {
+        let c = parse("[ebapi]\nlisten = \"0.0.0.0:1982\"\norigins = [\"https://club.example\"]\n")
+            .unwrap();
+        assert!(c.ebapi.enabled);
+        assert_eq!(c.ebapi.listen.port(), 1982);
+        let e = parse("[ebapi]\norigins = [\"club.example/\"]\n").unwrap_err();
+        assert!(e.to_string().contains("ebapi.origins"), "{e}");
+        let e = parse("[lichess]\nround_id = \"abc\"\ntoken_file = \"/t\"\n").unwrap_err();
+        assert!(e.to_string().contains("8 letters and digits"), "{e}");
+        let e = parse("[lichess]\nround_id = \"AbCd1234\"\n").unwrap_err();
+        assert!(e.to_string().contains("lichess.token_file"), "{e}");
+        let e = parse("[lichess]\nurl = \"https://lichess.org/\"\n").unwrap_err();
+        assert!(e.to_string().contains("trailing slash"), "{e}");
+        let mut c = Config::default();
+        c.apply_env(|k| (k == ENV_EBAPI_LISTEN).then(|| "off".into()))
+            .unwrap();
+        assert!(!c.ebapi.enabled);
+        c.apply_env(|k| (k == ENV_EBAPI_LISTEN).then(|| "127.0.0.9:1982".into()))
+            .unwrap();
+        assert!(c.ebapi.enabled && c.ebapi.listen.to_string() == "127.0.0.9:1982");
+        let e = c
+            .apply_env(|k| (k == ENV_EBAPI_LISTEN).then(|| "port 1982".into()))
+            .unwrap_err();
+        assert!(e.to_string().contains("or off"), "{e}");
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub enum DaemonError {
 /// One port being followed.
 struct Port {
     path: PathBuf,
+    /// The device's own name (`ttyACM0`), the path's link resolved when the
+    /// board was last seen plugged in: what the EBAPI calls the source.
+    source: String,
     key: String,
     bus: bool,
     /// Single mode: the board's number.
@@ -398,6 +401,7 @@ impl Daemon {
             }
         });
         Port {
+            source: device_name(&plan.path),
             path: plan.path,
             key,
             bus,
@@ -471,14 +475,7 @@ impl Daemon {
             self.hub.operator_notice(board, Some(t), action, &text);
         }
         // The last pictures seen, until the boards send fresh ones.
-        if port.session.board_info().has_picture {
-            self.hub.set_picture(port.number, port.session.picture());
-        }
-        for (a, n, info) in port.session.bus_boards() {
-            if let (true, Some(p)) = (info.has_picture, port.session.bus_picture(a)) {
-                self.hub.set_picture(n, p);
-            }
-        }
+        show_boards(&self.hub, port);
         // What the journal shows was logged (and so published) is applied
         // quietly; the rest was derived from chunks a crashed run journaled but
         // did not get to log or publish (the chunk reaches the OS first): it
@@ -600,19 +597,7 @@ impl Daemon {
                 let completes_move = self.events.iter().any(
                     |e| matches!(&e.event, TrackerEvent::Game(GameEvent::Move(m)) if m.verified),
                 );
-                if port.bus {
-                    let pictures: Vec<(u32, eboard_protocols::Picture)> = port
-                        .session
-                        .bus_boards()
-                        .filter(|(_, _, info)| info.has_picture)
-                        .filter_map(|(a, n, _)| port.session.bus_picture(a).map(|p| (n, p.clone())))
-                        .collect();
-                    for (n, p) in pictures {
-                        self.hub.set_picture(n, &p);
-                    }
-                } else if port.session.board_info().has_picture {
-                    self.hub.set_picture(port.number, port.session.picture());
-                }
+                show_boards(&self.hub, port);
                 let key = port.key.clone();
                 // After the acks: one may have ended a command to answer.
                 let clock_busy = !port.clock.is_idle();
@@ -627,6 +612,7 @@ impl Daemon {
             }
             LinkEvent::Up => {
                 self.hub.metrics().resyncs.inc();
+                port.source = device_name(&port.path);
                 port.last_down = None;
                 port.answering = true;
                 info!(port = %port.path.display(), "board answers; resynchronising from its dump");
@@ -923,6 +909,32 @@ impl Daemon {
     }
 }
 
+/// Hands the hub what the port's boards show and say about themselves: their
+/// pictures (once a dump came) and their identity (serial numbers, battery,
+/// the device), which the hub passes on only when they change.
+fn show_boards(hub: &Hub, port: &Port) {
+    let source = Some(port.source.clone());
+    let identity = |info: &crate::session::BoardInfo| crate::hub::BoardIdentity {
+        serial: info.long_serial.clone().or_else(|| info.serial.clone()),
+        source: source.clone(),
+        battery_percent: info.battery_percent,
+    };
+    if port.bus {
+        for (a, n, info) in port.session.bus_boards() {
+            if let (true, Some(p)) = (info.has_picture, port.session.bus_picture(a)) {
+                hub.set_picture(n, p);
+            }
+            hub.set_identity(n, identity(info));
+        }
+    } else {
+        let info = port.session.board_info();
+        if info.has_picture {
+            hub.set_picture(port.number, port.session.picture());
+        }
+        hub.set_identity(port.number, identity(info));
+    }
+}
+
 /// A port's journal replayed through its session, not yet applied to the hub.
 struct Replayed {
     /// Every event the recorded runs derive, in order.
@@ -1073,6 +1085,19 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
 }
 
+/// The name of the device `path` leads to, as under `/dev`: `ttyACM0` for a
+/// by-id link, `pts/3` for a pseudo-terminal; other paths by their last part.
+fn device_name(path: &Path) -> String {
+    let dev = canonical(path);
+    match dev.strip_prefix("/dev") {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.display().to_string(),
+        _ => dev.file_name().map_or_else(
+            || dev.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+    }
+}
+
 /// Entry point of `eboard-bridge run`: configuration, logging, runtime,
 /// signals, systemd notifications.
 pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitCode> {
@@ -1132,6 +1157,9 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
             },
             addr = http.addr
         );
+        if let Some(addr) = http.ebapi {
+            info!("LiveChess-compatible API on http://{addr}/api/v1.0 (WebSocket ws://{addr}/api/v1.0)");
+        }
         let ready = || {
             info!("running");
             let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);

@@ -233,6 +233,11 @@ async fn run(opts: &DemoOptions) -> anyhow::Result<bool> {
     println!(
         "  {base}/events               live event stream (Server-Sent Events; WebSocket at /ws)"
     );
+    if let Some(addr) = http.ebapi {
+        println!(
+            "  ws://{addr}/api/v1.0     LiveChess-compatible API (lichess.org/dgt, chess.com; REST at http://{addr}/api/v1.0/eboards)"
+        );
+    }
     println!("arbiter dashboard (private, Article 12.6):");
     println!("  {base}/arbiter/?token={}", http.token);
     println!();

@@ -194,6 +194,26 @@ pub fn serve_bus_pty(
     games: &[Game],
     opts: &EmulateOptions,
 ) -> Result<EmulatorHandle, EmulateError> {
+    serve_line(games, &[], opts)
+}
+
+/// [`serve_pty`], then what the hands do after the game: `then` holds actions
+/// timed from the game's last action (a move taken back, another move played
+/// in its place, a clock paused), which tests use for what a game from a PGN
+/// file cannot show.
+pub fn serve_script_pty(
+    game: &Game,
+    then: &[hand::TimedAction],
+    opts: &EmulateOptions,
+) -> Result<EmulatorHandle, EmulateError> {
+    serve_line(std::slice::from_ref(game), then, opts)
+}
+
+fn serve_line(
+    games: &[Game],
+    then: &[hand::TimedAction],
+    opts: &EmulateOptions,
+) -> Result<EmulatorHandle, EmulateError> {
     use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
     let pty = nix::pty::openpty(None, None).map_err(EmulateError::Pty)?;
     // Raw mode: no echo, no line editing, every byte passes untouched.
@@ -223,7 +243,15 @@ pub fn serve_bus_pty(
             },
             ..HandConfig::default()
         };
-        scripts.push(hand::play(&game.start, &game.moves, &hand_cfg).actions);
+        let mut actions = hand::play(&game.start, &game.moves, &hand_cfg).actions;
+        if i == 0 {
+            let end = actions.last().map_or(hand_cfg.start_ms, |a| a.t_ms);
+            actions.extend(then.iter().map(|a| hand::TimedAction {
+                t_ms: end + a.t_ms,
+                action: a.action,
+            }));
+        }
+        scripts.push(actions);
         boards.push(crate::sim::bus_board(
             &opts.board,
             seed,

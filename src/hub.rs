@@ -118,11 +118,26 @@ pub struct ArbiterEvent {
     pub notice: ArbiterNotice,
 }
 
+/// What a board says about itself (its DGT serial and battery messages) and
+/// the device it is read through. Public: LiveChess's local API lists it for
+/// every e-board, and it says nothing of the game or of arbiters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoardIdentity {
+    /// The serial number the board reported: the ten digits of `0xa2` when it
+    /// sent them, else the five of `0x91`.
+    pub serial: Option<String>,
+    /// The device's name, e.g. `ttyACM0` (a `/dev/serial/by-id/` link resolved).
+    pub source: Option<String>,
+    /// Battery charge in percent (Bluetooth boards, `0xa0`).
+    pub battery_percent: Option<u8>,
+}
+
 /// A board as the public may see it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PublicBoard {
     pub number: u32,
     pub online: bool,
+    pub identity: BoardIdentity,
     pub picture: Option<Picture>,
     /// The game in progress (or the last one), moves as published.
     pub game: Option<GameRecord>,
@@ -159,6 +174,7 @@ struct BoardSlot {
     number: u32,
     port: Option<String>,
     online: bool,
+    identity: BoardIdentity,
     picture: Option<Picture>,
     recorder: GameRecorder,
     finished: Vec<GameRecord>,
@@ -181,6 +197,7 @@ impl BoardSlot {
             number,
             port: None,
             online: false,
+            identity: BoardIdentity::default(),
             picture: None,
             recorder: GameRecorder::new(GameInfo {
                 board: Some(number),
@@ -225,6 +242,7 @@ impl BoardSlot {
         PublicBoard {
             number: self.number,
             online: self.online,
+            identity: self.identity.clone(),
             picture: self.picture.clone(),
             game: self
                 .recorder
@@ -283,6 +301,9 @@ pub struct Hub {
     arbiter_tx: broadcast::Sender<ArbiterEvent>,
     /// The hub's round, for hubs that follow this one (the public delay).
     round_tx: watch::Sender<Option<u32>>,
+    /// Counts changes of what boards show outside the event stream: pictures,
+    /// online state, identity (the EBAPI sends one message per change).
+    boards_tx: watch::Sender<u64>,
 }
 
 impl Default for Hub {
@@ -299,6 +320,28 @@ impl Hub {
             public_tx: broadcast::channel(CHANNEL_CAPACITY).0,
             arbiter_tx: broadcast::channel(CHANNEL_CAPACITY).0,
             round_tx: watch::channel(None).0,
+            boards_tx: watch::channel(0).0,
+        }
+    }
+
+    /// Told after every change of a board's picture, online state or identity
+    /// (changes that are not events): readers compare what they sent.
+    pub fn watch_boards(&self) -> watch::Receiver<u64> {
+        self.boards_tx.subscribe()
+    }
+
+    fn boards_changed(&self) {
+        self.boards_tx.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// What board `number` says about itself (see [`BoardIdentity`]).
+    pub fn set_identity(&self, number: u32, identity: BoardIdentity) {
+        let mut s = self.lock();
+        let slot = s.slot(number);
+        if slot.identity != identity {
+            slot.identity = identity;
+            drop(s);
+            self.boards_changed();
         }
     }
 
@@ -583,6 +626,8 @@ impl Hub {
         let slot = s.slot(number);
         if slot.picture.as_ref() != Some(picture) {
             slot.picture = Some(picture.clone());
+            drop(s);
+            self.boards_changed();
         }
     }
 
@@ -624,6 +669,8 @@ impl Hub {
         }
         slot.remember(&e);
         let _ = self.arbiter_tx.send(e.clone());
+        drop(s);
+        self.boards_changed();
         Some(e)
     }
 

@@ -14,6 +14,7 @@ pub mod daemon;
 pub mod demo;
 pub mod device;
 pub mod doctor;
+pub mod ebapi;
 pub mod emulate;
 pub mod events;
 pub mod files;

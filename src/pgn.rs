@@ -126,6 +126,10 @@ pub struct GameRecord {
     /// it began (`None`: no round was known). Publishers turn it into the
     /// `Round` tag with the tournament data; it is not written by itself.
     pub round: Option<u32>,
+    /// The board is used turned 180° (White at the connector's right), as the
+    /// tracker found at the start: what turns a sensor picture into the game's
+    /// frame (the EBAPI's `board`). Not written to PGN.
+    pub rotated: bool,
 }
 
 impl GameRecord {
@@ -139,6 +143,7 @@ impl GameRecord {
             result: None,
             result_reason: None,
             round: None,
+            rotated: false,
         }
     }
 
@@ -437,12 +442,18 @@ impl GameRecorder {
 
     /// Takes one event.
     pub fn push(&mut self, event: &GameEvent) -> Result<(), RecordError> {
-        if let GameEvent::GameStart { fen, chess960, .. } = event {
+        if let GameEvent::GameStart {
+            fen,
+            chess960,
+            rotated,
+        } = event
+        {
             if let Some(done) = self.current.take().filter(GameRecord::is_started) {
                 self.finished.push(done);
             }
             let mut game = GameRecord::new(self.info.clone(), fen.clone(), *chess960);
             game.round = self.round;
+            game.rotated = *rotated;
             self.current = Some(game);
             return Ok(());
         }

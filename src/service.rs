@@ -101,6 +101,9 @@ pub struct HttpInfo {
     /// chose for port 0).
     pub addr: SocketAddr,
     pub token: String,
+    /// Where the LiveChess-compatible API listens; `None` when it is switched
+    /// off or its address could not be bound (logged with what to do).
+    pub ebapi: Option<SocketAddr>,
 }
 
 /// Binds the configured listener and serves the feeds and the dashboard from
@@ -147,11 +150,67 @@ pub async fn start_http_with_commands(
         pgn_dir: Some(config.storage.data_dir.join("broadcast")),
     };
     let desk = Arc::new(desk.with_rulings(rulings_path(&config.storage.data_dir)));
+    let public = crate::http::public_view(&hub, &feeds.tournament);
+    let lichess =
+        crate::publish::lichess::start(&config.lichess, Arc::clone(&public), Arc::clone(&desk))
+            .context("the Lichess push client cannot start")?;
+    let router = crate::http::router_with_public(
+        Arc::clone(&hub),
+        Arc::clone(&public),
+        feeds,
+        Arc::clone(&desk),
+        lichess,
+    );
     let limits = config.http.connection_limits();
     tokio::spawn(async move {
-        if let Err(e) = crate::http::serve_with_desk(listener, hub, feeds, desk, limits).await {
+        if let Err(e) = crate::http::server::serve(listener, router, limits).await {
             tracing::error!("the HTTP server stopped: {e}");
         }
     });
-    Ok(HttpInfo { addr, token })
+    let ebapi = start_ebapi(config, hub, public, desk).await;
+    Ok(HttpInfo { addr, token, ebapi })
+}
+
+/// Serves the LiveChess-compatible API when `[ebapi]` says so. It is an
+/// extra: a port already taken (LiveChess itself running on this machine)
+/// is logged with what to do, and the daemon goes on following the boards.
+async fn start_ebapi(
+    config: &Config,
+    live: Arc<Hub>,
+    public: Arc<Hub>,
+    desk: Arc<Desk>,
+) -> Option<SocketAddr> {
+    if !config.ebapi.enabled {
+        return None;
+    }
+    let listen = config.ebapi.listen;
+    let listener = match TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(
+                "the LiveChess-compatible API cannot listen on {listen}: {e}. Another program \
+                 (DGT LiveChess itself?) may use the port: stop it, or set [ebapi] listen (or \
+                 EBOARD_BRIDGE_EBAPI_LISTEN) to a free address, or [ebapi] enabled = false. \
+                 The boards are followed and the other feeds served meanwhile."
+            );
+            return None;
+        }
+    };
+    let addr = listener.local_addr().ok()?;
+    let api = crate::ebapi::Ebapi::new(live, public, desk, &config.ebapi.origins);
+    // The HTTP side's timeouts; a cap of its own, well inside the descriptor
+    // budget (a venue's EBAPI clients are a few tools and browsers).
+    let limits = crate::http::server::ConnectionLimits {
+        max_connections: config
+            .http
+            .max_connections
+            .min(crate::ebapi::MAX_CONNECTIONS),
+        ..config.http.connection_limits()
+    };
+    tokio::spawn(async move {
+        if let Err(e) = crate::ebapi::serve_within(listener, api, limits).await {
+            tracing::error!("the LiveChess-compatible API stopped: {e}");
+        }
+    });
+    Some(addr)
 }

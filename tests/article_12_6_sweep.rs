@@ -55,6 +55,7 @@ fn config(dir: &Path, link: &Path) -> Config {
     c.device.probe_ms = 1_000;
     c.device.silence_timeout_ms = 3_000;
     c.http.arbiter_token = Some(TOKEN.into());
+    c.ebapi.listen = "127.0.0.1:0".parse().unwrap();
     c.tournament.name = Some("Sweep Open".into());
     c.boards = vec![BoardConfig {
         port: link.to_owned(),
@@ -344,6 +345,55 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
         let (status, body) = api.get(path).await;
         assert_eq!(status, 200, "{path}");
         outputs.push((path.into(), body));
+    }
+    let (_, round) = api.get("/round/1/games.pgn").await;
+    outputs.push(("/round/1/games.pgn".into(), round));
+    // The LiveChess-compatible API: REST, and a WebSocket client's session.
+    let ebapi = format!("http://{}/api/v1.0", http.ebapi.expect("the EBAPI listens"));
+    let tid = eboard_bridge::publish::ids::tournament_id(Some("Sweep Open"));
+    let gid = eboard_bridge::publish::ids::game_id(Some("Sweep Open"), 1, 1);
+    for path in [
+        "/eboards".to_string(),
+        "/tournaments".into(),
+        format!("/tournament/{tid}"),
+        format!("/round/{tid}/0"),
+        format!("/game/{gid}"),
+    ] {
+        let r = reqwest::get(format!("{ebapi}{path}")).await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        outputs.push((format!("EBAPI {path}"), r.text().await.unwrap()));
+    }
+    {
+        use futures_util::{SinkExt, StreamExt};
+        use tokio_tungstenite::tungstenite::Message;
+        let (mut ws, _) = tokio_tungstenite::connect_async(ebapi.replace("http://", "ws://"))
+            .await
+            .unwrap();
+        ws.send(Message::Text(
+            json!({"id":1,"call":"eboards"}).to_string().into(),
+        ))
+        .await
+        .unwrap();
+        let Some(Ok(Message::Text(list))) = ws.next().await else {
+            panic!("no answer to eboards")
+        };
+        let mut got = format!("{}\n", list.as_str());
+        let list: Value = serde_json::from_str(list.as_str()).unwrap();
+        let serial = list["param"][0]["serialnr"].clone();
+        for m in [
+            json!({"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":serial}}}),
+            json!({"id":3,"call":"call","param":{"id":1,"method":"setup","param":{"fen":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"}}}),
+        ] {
+            ws.send(Message::Text(m.to_string().into())).await.unwrap();
+        }
+        while let Ok(Some(Ok(Message::Text(t)))) =
+            tokio::time::timeout(Duration::from_secs(1), ws.next()).await
+        {
+            got.push_str(t.as_str());
+            got.push('\n');
+        }
+        assert!(got.contains("\"san\""), "{got}");
+        outputs.push(("EBAPI WebSocket".into(), got));
     }
     let sse = sse_replay(&api.base).await;
     assert!(sse.contains("\"type\":\"result\""), "{sse}");

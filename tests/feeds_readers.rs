@@ -452,6 +452,28 @@ async fn the_daemons_own_pgn_files_read_cleanly_and_name_the_players() {
         serial: None,
     });
     config.http.listen = "127.0.0.1:0".parse().unwrap();
+    config.ebapi.enabled = false;
+    // A stand-in for Lichess that keeps what is pushed (the contract itself
+    // is tested in tests/lichess_push.rs).
+    let pushed: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let keep = Arc::clone(&pushed);
+    let lichess = axum::Router::new().route(
+        "/api/broadcast/round/{id}/push",
+        axum::routing::post(move |body: String| {
+            let keep = Arc::clone(&keep);
+            async move {
+                keep.lock().unwrap().push(body);
+                r#"{"games":[]}"#
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    config.lichess.url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, lichess).await });
+    let token = dir.path().join("lichess-token");
+    std::fs::write(&token, "readers-test-token").unwrap();
+    config.lichess.round_id = Some("Readers1".into());
+    config.lichess.token_file = Some(token);
     let hub = Arc::new(Hub::new());
     let http = eboard_bridge::service::start_http(&config, config.http.listen, Arc::clone(&hub))
         .await
@@ -476,6 +498,29 @@ async fn the_daemons_own_pgn_files_read_cleanly_and_name_the_players() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let served = fetch(&format!("http://{}/games.pgn", http.addr)).await;
+    let round_early = fetch(&format!("http://{}/round/2/games.pgn", http.addr)).await;
+    while hub.verified_plies(1) < 10 {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon verified only {} plies",
+            hub.verified_plies(1)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let round_later = fetch(&format!("http://{}/round/2/games.pgn", http.addr)).await;
+    // The push that carries the tenth ply (pushes follow within about a second).
+    let push_deadline = Instant::now() + Duration::from_secs(20);
+    let last_push = loop {
+        let last = pushed.lock().unwrap().last().cloned().unwrap_or_default();
+        if last.contains("5... ") || last.contains("6. ") {
+            break last;
+        }
+        assert!(
+            Instant::now() < push_deadline,
+            "no push with ten plies: {last}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let _ = stop_tx.send(());
     daemon.await.unwrap().unwrap();
     let _ = emulator.stop();
@@ -508,4 +553,34 @@ async fn the_daemons_own_pgn_files_read_cleanly_and_name_the_players() {
     prefix_ok(&check_file(&file, dir.path(), &[None])[0]);
     let sink = dir.path().join("broadcast/round-2/game-1.pgn");
     prefix_ok(&check_file(&sink, dir.path(), &[None])[0]);
+
+    // The round's URL and the pushed body read cleanly too, and a game keeps
+    // its GameId (and Round, Board, names) from one update to the next.
+    let mut ids = Vec::new();
+    for (name, text) in [
+        ("round-early.pgn", round_early),
+        ("round-later.pgn", round_later),
+        ("pushed.pgn", last_push),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let g = check_file(&file, dir.path(), &[None])[0].clone();
+        prefix_ok(&g);
+        let h = &g["headers"];
+        assert_eq!(
+            (&h["Round"], &h["Board"]),
+            (&Value::from("2.1"), &Value::from("1")),
+            "{name}"
+        );
+        assert!(
+            h["WhiteClock"].is_string() && h["BlackClock"].is_string(),
+            "{name}: {h}"
+        );
+        ids.push((h["GameId"].clone(), h["White"].clone(), h["Black"].clone()));
+    }
+    assert!(ids[0].0.is_string());
+    assert!(
+        ids.iter().all(|i| *i == ids[0]),
+        "one GameId and the same players: {ids:?}"
+    );
 }

@@ -385,6 +385,29 @@
       alertBox("Daemon unreachable, retrying…");
     }
   }
+  // The Lichess push client: what Lichess answered for each game pushed.
+  async function refreshLichess() {
+    const r = await fetch("/arbiter/api/lichess", { headers: auth, cache: "no-store" }).catch(() => null);
+    if (!r || !r.ok) return;
+    const s = await r.json();
+    $("lichess-section").hidden = !s.enabled;
+    if (!s.enabled) return;
+    const when = s.last_push_ms ? new Date(s.last_push_ms).toLocaleTimeString() : "not yet";
+    $("lichess-summary").textContent = "round " + s.round_id + " · last push " + when +
+      " · " + s.pushes + " pushed, " + s.failures + " failed" +
+      (s.retry_in_secs ? " · retrying in " + s.retry_in_secs + " s" : "");
+    $("lichess-error").hidden = !s.last_error;
+    $("lichess-error").textContent = s.last_error || "";
+    const list = $("lichess-games");
+    list.replaceChildren();
+    for (const g of s.games) {
+      const who = (g.round || "?") + " " + (g.white || "?") + " – " + (g.black || "?");
+      const what = g.error ? "refused: " + g.error : g.moves + " moves taken";
+      list.appendChild(el("li", g.error ? "alert" : "muted", who + ": " + what));
+    }
+  }
   refresh();
   setInterval(refresh, 1000);
+  refreshLichess();
+  setInterval(refreshLichess, 5000);
 })();

@@ -96,6 +96,10 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
             post(set_active).fallback(wrong_method),
         )
         .route("/arbiter/api/clock", post(set_clock).fallback(wrong_method))
+        .route(
+            "/arbiter/api/lichess",
+            get(lichess_push).fallback(wrong_method),
+        )
         // Unknown paths under /arbiter/ are 401 without the token too, so a
         // prober learns nothing about which exist.
         .route(
@@ -321,6 +325,21 @@ fn player_json(p: &Player) -> serde_json::Value {
 }
 
 /// Every board as arbiters see it, live (never delayed).
+/// The Lichess push client's state: the last answer per game (`moves` or
+/// `error`), failures and back-off; `{"enabled": false}` without one.
+async fn lichess_push(State(s): State<AppState>) -> Response {
+    match &s.lichess {
+        Some(status) => {
+            let mut v = serde_json::to_value(status.report()).unwrap_or_default();
+            if let serde_json::Value::Object(m) = &mut v {
+                m.insert("enabled".into(), true.into());
+            }
+            arbiter_json(&v)
+        }
+        None => arbiter_json(&json!({ "enabled": false })),
+    }
+}
+
 async fn board_state(State(s): State<AppState>) -> Response {
     let t = s.tournament();
     let round = feeds::current_round(&s.live, &t);

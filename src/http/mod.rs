@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 use crate::hub::Hub;
 use crate::operator::Desk;
 use crate::publish::delay::delayed;
+use crate::publish::lichess::LichessStatus;
 use crate::publish::Tournament;
 use stream::History;
 
@@ -53,6 +54,8 @@ pub(crate) struct AppState {
     /// colour swaps, inactive boards), and the way to the daemon.
     pub desk: Arc<Desk>,
     pub token: Arc<str>,
+    /// The Lichess push client, when `[lichess]` configures one.
+    pub lichess: Option<Arc<LichessStatus>>,
 }
 
 impl AppState {
@@ -73,11 +76,30 @@ pub fn router(hub: Arc<Hub>, cfg: FeedConfig) -> Router {
 /// commands sent to the daemon (what `run` and the demo serve). The desk's
 /// tournament replaces `cfg.tournament`.
 pub fn router_with_desk(hub: Arc<Hub>, cfg: FeedConfig, desk: Arc<Desk>) -> Router {
-    let delay = Duration::from_secs(u64::from(cfg.tournament.config.delay_secs));
-    // Games recorded so far (rebuilt from the journal) are the configured
-    // round's, unless the round was already changed on the hub.
-    hub.adopt_round(cfg.tournament.config.current_round);
-    let public = delayed(Arc::clone(&hub), delay);
+    let public = public_view(&hub, &cfg.tournament);
+    router_with_public(hub, public, cfg, desk, None)
+}
+
+/// The hub public feeds read: `hub` itself, or its copy delayed by the
+/// tournament's `delay_secs`. Games recorded so far (rebuilt from the journal)
+/// are the configured round's, unless the round was already changed on the
+/// hub. Spawns the delay task, so it must run inside a Tokio runtime.
+pub fn public_view(hub: &Arc<Hub>, tournament: &Tournament) -> Arc<Hub> {
+    let delay = Duration::from_secs(u64::from(tournament.config.delay_secs));
+    hub.adopt_round(tournament.config.current_round);
+    delayed(Arc::clone(hub), delay)
+}
+
+/// [`router_with_desk`] over a public view made by [`public_view`], for a
+/// server that shares it with another publisher (the EBAPI).
+/// `lichess` is the push client's state, shown on the dashboard.
+pub fn router_with_public(
+    hub: Arc<Hub>,
+    public: Arc<Hub>,
+    cfg: FeedConfig,
+    desk: Arc<Desk>,
+    lichess: Option<Arc<LichessStatus>>,
+) -> Router {
     let history = History::follow(&public);
     if let Some(dir) = cfg.pgn_dir {
         let d = Arc::clone(&desk);
@@ -94,6 +116,7 @@ pub fn router_with_desk(hub: Arc<Hub>, cfg: FeedConfig, desk: Arc<Desk>) -> Rout
         history,
         desk,
         token: Arc::from(cfg.arbiter_token.as_str()),
+        lichess,
     };
     public::routes()
         .merge(arbiter::routes(state.clone()))

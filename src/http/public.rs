@@ -20,6 +20,7 @@ pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/games.pgn", get(games_pgn))
         .route("/round/{round}/game/{file}", get(game_pgn))
+        .route("/round/{round}/games.pgn", get(round_games_pgn))
         .route("/tournament.json", get(tournament_json))
         .route("/{dir}/{file}", get(lcc_round_file))
         .route("/snapshot.json", get(snapshot))
@@ -48,6 +49,22 @@ fn not_found(what: String) -> Response {
 
 async fn games_pgn(State(s): State<AppState>) -> Response {
     pgn(feeds::games_pgn(&s.public, &s.tournament()))
+}
+
+/// `/round/{r}/games.pgn`: every game of round `r`, by board number (the URL
+/// a Lichess broadcast round polls; the order never changes as games end).
+async fn round_games_pgn(State(s): State<AppState>, Path(round): Path<String>) -> Response {
+    let t = s.tournament();
+    let current = feeds::current_round(&s.public, &t);
+    match round.parse::<u32>() {
+        Ok(r) if (1..=t.config.rounds.max(current)).contains(&r) => {
+            pgn(feeds::round_pgn(&s.public, &t, r))
+        }
+        _ => not_found(format!(
+            "no round {round:?}: use /round/<round>/games.pgn with a round from 1 to {}\n",
+            t.config.rounds.max(current)
+        )),
+    }
 }
 
 /// `/round/{r}/game/{b}.pgn`.

@@ -135,7 +135,7 @@ fn seed(live: &Hub, out: &Hub) {
             push(GameEvent::GameStart {
                 fen: g.start_fen.clone(),
                 chess960: g.chess960,
-                rotated: false,
+                rotated: g.rotated,
             });
             for m in &g.moves {
                 push(GameEvent::Move(MoveEvent {

@@ -7,10 +7,11 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
 
+use super::ids::game_id;
 use super::tournament::{Player, Tournament};
 use crate::events::GameResult;
-use crate::hub::Hub;
-use crate::pgn::{GameInfo, GameRecord};
+use crate::hub::{ClockState, Hub};
+use crate::pgn::{hms, GameInfo, GameRecord, RecordError};
 
 const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -58,7 +59,82 @@ pub fn board_game_in(hub: &Hub, t: &Tournament, round: u32, board: u32) -> Optio
         ),
         None => return None,
     };
-    Some(with_tournament(game, t, round, board))
+    let mut game = with_tournament(legal_prefix(game), t, round, board);
+    fill_clocks(&mut game);
+    // The board's clock belongs to the game on it now, not to an earlier round's.
+    let on_board = hub.board_round(board).unwrap_or(current);
+    let clock = (round == on_board)
+        .then(|| hub.public_board(board).and_then(|b| b.clock))
+        .flatten();
+    clock_tags(&mut game, clock);
+    Some(game)
+}
+
+/// `game` without the moves from the first one that does not replay by the
+/// rules of chess: Lichess rejects a whole PGN whose mainline has an illegal
+/// move, which would stop the game's updates, result included. The arbiters'
+/// alert is where such a move is dealt with (Article 12.6 keeps it there).
+pub fn legal_prefix(mut game: GameRecord) -> GameRecord {
+    if let Err(RecordError::BadMove { ply, .. }) = game.check_moves() {
+        game.moves.truncate(ply.saturating_sub(1) as usize);
+    }
+    game
+}
+
+/// Gives every move a clock time when the game has any: a move the clock was
+/// not read for (the sides not yet learned, a press not seen) gets the mover's
+/// nearest reading, the one before else the one after. Lichess shows no clock
+/// for a game with a move lacking `[%clk]`. A game with no reading at all (a
+/// board without a clock) is left without.
+pub fn fill_clocks(game: &mut GameRecord) {
+    for mover in 0..2 {
+        let plies: Vec<usize> = (mover..game.moves.len()).step_by(2).collect();
+        let mut last: Option<u64> = None;
+        for &i in &plies {
+            match game.moves[i].clock_ms {
+                Some(c) => last = Some(c),
+                None => game.moves[i].clock_ms = last,
+            }
+        }
+        let mut next: Option<u64> = None;
+        for &i in plies.iter().rev() {
+            match game.moves[i].clock_ms {
+                Some(c) => next = Some(c),
+                None => game.moves[i].clock_ms = next,
+            }
+        }
+    }
+}
+
+/// `WhiteClock`/`BlackClock` (`h:mm:ss`): the clock as it reads now when the
+/// game is the one on the board (`clock`), else each side's time after its
+/// last move. Lichess applies them to the last plies and shows the clocks
+/// between moves.
+fn clock_tags(game: &mut GameRecord, clock: Option<ClockState>) {
+    let last = |mover: usize| {
+        game.moves
+            .iter()
+            .skip(mover)
+            .step_by(2)
+            .filter_map(|m| m.clock_ms)
+            .fold(None, |_, c| Some(c))
+    };
+    // Who moved first depends on the start position.
+    let black_first = game
+        .start_fen
+        .split_whitespace()
+        .nth(1)
+        .is_some_and(|turn| turn == "b");
+    let (white_index, black_index) = if black_first { (1, 0) } else { (0, 1) };
+    let (white, black) = match clock {
+        Some(c) if game.result.is_none() => (Some(c.white_ms), Some(c.black_ms)),
+        _ => (last(white_index), last(black_index)),
+    };
+    for (tag, ms) in [("WhiteClock", white), ("BlackClock", black)] {
+        if let Some(ms) = ms {
+            game.info.extra_tags.push((tag.into(), hms(ms)));
+        }
+    }
 }
 
 /// Boards of the current round: configured pairings and every board the hub knows.
@@ -100,7 +176,12 @@ pub fn with_tournament(mut game: GameRecord, t: &Tournament, round: u32, board: 
     info.round = Some(round.to_string());
     game.round = Some(round);
     info.board = Some(board);
-    let mut extra: Vec<(String, String)> = Vec::new();
+    // Lichess matches a game across updates by GameId first: one per event,
+    // round and board, the EBAPI's game uuid too.
+    let mut extra: Vec<(String, String)> = vec![
+        ("Board".into(), board.to_string()),
+        ("GameId".into(), game_id(c.name.as_deref(), round, board)),
+    ];
     if let Some((w, b)) = t.pairing(round, board) {
         info.white = Some(w.name.clone());
         info.black = Some(b.name.clone());
@@ -204,7 +285,9 @@ fn lcc_time_control(pgn: &str) -> String {
     }
 }
 
-fn lcc_player(p: Option<&Player>) -> Value {
+/// A player as LiveChess writes one (`fname`, `mname`, `lname`, `title`,
+/// `federation`, `gender`, `fideid`), all null for an unpaired side.
+pub fn lcc_player(p: Option<&Player>) -> Value {
     let Some(p) = p else {
         return json!({ "fname": null, "mname": null, "lname": null, "title": null,
                        "federation": null, "gender": null, "fideid": null });
@@ -304,4 +387,66 @@ pub fn lcc_game(hub: &Hub, t: &Tournament, round: u32, board: u32) -> Option<Val
         "moves": moves,
         "fen": current_fen(&game),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
+
+    fn mv(ply: u32, san: &str, uci: &str, clock_ms: Option<u64>) -> TrackerEvent {
+        TrackerEvent::Game(GameEvent::Move(MoveEvent {
+            ply,
+            san: san.into(),
+            uci: uci.into(),
+            fen: String::new(),
+            verified: true,
+            clock_ms,
+            emt_ms: None,
+            reconstructed: false,
+            corrected: false,
+        }))
+    }
+
+    #[test]
+    fn an_illegal_tail_is_left_out_and_every_move_gets_a_clock() {
+        let hub = Hub::new();
+        let events = [
+            TrackerEvent::Game(GameEvent::GameStart {
+                fen: STANDARD_FEN.into(),
+                chess960: Some(518),
+                rotated: false,
+            }),
+            mv(1, "e4", "e2e4", None),
+            mv(2, "e5", "e7e5", Some(5_395_000)),
+            mv(3, "Nf3", "g1f3", Some(5_390_000)),
+            // A record that ends in a move the rules do not allow (a rook
+            // through its own pawn): Lichess would refuse the whole PGN.
+            mv(4, "Ra6", "a8a6", Some(5_380_000)),
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let stamped = Stamped {
+                board: 1,
+                ply: i as u32,
+                t_ms: i as u64 * 1000,
+                event,
+            };
+            hub.apply(&stamped, false);
+        }
+        let t = Tournament::default();
+        let game = board_game(&hub, &t, 1).unwrap();
+        let sans: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
+        assert_eq!(sans, ["e4", "e5", "Nf3"]);
+        // White's first move had no reading: White's next one is the nearest.
+        assert_eq!(game.moves[0].clock_ms, Some(5_390_000));
+        let pgn = games_pgn(&hub, &t);
+        assert_eq!(pgn.matches("[%clk").count(), 3, "{pgn}");
+        assert!(!pgn.contains("Ra6"), "{pgn}");
+        assert!(
+            pgn.contains("[Board \"1\"]") && pgn.contains("[GameId \""),
+            "{pgn}"
+        );
+        assert!(pgn.contains("[WhiteClock \"1:29:50\"]"), "{pgn}");
+        assert!(pgn.contains("[BlackClock \"1:29:55\"]"), "{pgn}");
+    }
 }

@@ -5,6 +5,8 @@
 
 pub mod delay;
 pub mod feeds;
+pub mod ids;
+pub mod lichess;
 pub mod sink;
 pub mod tournament;
 

@@ -16,6 +16,7 @@ use eboard_bridge::emulate::load_game;
 use eboard_bridge::journal::port_key;
 use eboard_bridge::sim::{send_start_up, SimOptions};
 use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig};
+use eboard_protocols::dgt::{ClockCommand, Command as BoardCommand, Hms};
 use eboard_protocols::hand::{self, HandConfig, PhysicalAction, PhysicalBoard, TimedAction};
 use shakmaty::{Color, Piece, Position, Role, Square};
 
@@ -34,11 +35,20 @@ pub enum Then {
     IllegalMove,
     /// Black's knight goes back from b4 to c6: ply 8 is withdrawn.
     KnightBack,
+    /// The clock is paused (set to 1:25:00 / 1:28:00 and stopped, as an
+    /// arbiter stops it) with White to move.
+    ClockPaused,
 }
 
 /// The DGT traffic of those eight plies on a virtual board with a clock, then
 /// what `then` says.
 pub fn game_capture(then: Then) -> Vec<Chunk> {
+    game_capture_on(then, VirtualBoardConfig::default().serial)
+}
+
+/// [`game_capture`] on a board with serial number `serial` (boards of one
+/// hall have different ones).
+pub fn game_capture_on(then: Then, serial: u16) -> Vec<Chunk> {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/games/python-chess-molinari-bordais-1979.pgn");
     let mut game = load_game(&file, 1).unwrap();
@@ -53,6 +63,7 @@ pub fn game_capture(then: Then) -> Vec<Chunk> {
     let mut board = VirtualBoard::new(
         VirtualBoardConfig {
             seed: 7,
+            serial,
             ..opts.board.clone()
         },
         pieces,
@@ -130,6 +141,23 @@ pub fn game_capture(then: Then) -> Vec<Chunk> {
     for a in &actions {
         board.apply(a.t_ms, a.action).unwrap();
     }
+    if then == Then::ClockPaused {
+        let hms = |hours, minutes| Hms {
+            hours,
+            minutes,
+            seconds: 0,
+        };
+        // dgt.md §2.2: flags 0x01 left (White's here) to move, 0x04 paused.
+        let mut bytes = Vec::new();
+        BoardCommand::Clock(ClockCommand::SetAndRun {
+            left: hms(1, 25),
+            right: hms(1, 28),
+            flags: 0x01 | 0x04,
+        })
+        .encode(&mut bytes);
+        board.receive_host(end + 2_000, &bytes);
+        end += 2_000;
+    }
     board.advance(end + 8_000);
     for (t_ms, bytes) in board.take_output() {
         chunks.push(Chunk {
@@ -191,11 +219,21 @@ pub fn port(dir: &Path, n: u32) -> PathBuf {
 pub struct Daemon {
     child: ChildGuard,
     pub base: String,
+    /// `http://address` of the LiveChess-compatible API, when it listens.
+    pub ebapi: Option<String>,
     pub log: PathBuf,
 }
 
 impl Daemon {
+    /// The daemon with its LiveChess-compatible API on a port of its own
+    /// ([`Daemon::ebapi`]).
     pub fn start(config: &Path) -> Daemon {
+        Daemon::start_with_ebapi(config, "127.0.0.1:0")
+    }
+
+    /// The daemon with its LiveChess-compatible API on `ebapi` (an address,
+    /// or `off`).
+    pub fn start_with_ebapi(config: &Path, ebapi: &str) -> Daemon {
         let log = config.with_file_name(format!(
             "daemon-{}.log",
             std::time::SystemTime::now()
@@ -207,6 +245,7 @@ impl Daemon {
         let child = ChildGuard::new(
             Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
                 .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
+                .env("EBOARD_BRIDGE_EBAPI_LISTEN", ebapi)
                 .env("RUST_LOG", "info")
                 .arg("run")
                 .arg("--config")
@@ -234,7 +273,17 @@ impl Daemon {
             );
             std::thread::sleep(Duration::from_millis(50));
         };
-        Daemon { child, base, log }
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let ebapi = text.find("LiveChess-compatible API on http://").map(|i| {
+            let rest = &text[i + "LiveChess-compatible API on ".len()..];
+            rest[..rest.find("/api/v1.0").unwrap()].to_string()
+        });
+        Daemon {
+            child,
+            base,
+            ebapi,
+            log,
+        }
     }
 
     /// SIGTERM, as systemd stops it; waits for a clean exit.
