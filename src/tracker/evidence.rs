@@ -390,7 +390,7 @@ impl Evidence {
 
     /// The colour that plays ply `i` (0-based) after the anchor.
     fn mover(&self, i: usize) -> Color {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             self.anchor.turn()
         } else {
             !self.anchor.turn()
@@ -444,7 +444,6 @@ impl Evidence {
         }
         keep(next)
     }
-
 
     /// The scan whose reports were coming in is whole.
     pub fn close_scan(&mut self) {
@@ -803,7 +802,9 @@ fn capture_square(m: Move) -> Square {
 fn near(sq: Square) -> Bitboard {
     let mut b = Bitboard::from(sq);
     for _ in 0..3 {
-        b |= b.into_iter().fold(Bitboard::EMPTY, |acc, s| acc | attacks::king_attacks(s));
+        b |= b
+            .into_iter()
+            .fold(Bitboard::EMPTY, |acc, s| acc | attacks::king_attacks(s));
     }
     b
 }
