@@ -450,16 +450,6 @@ impl Evidence {
         self.scan = None;
     }
 
-    /// How many plies after the anchor every kept reading has, identically.
-    pub fn agreed_by_all(&self) -> usize {
-        let first = &self.best().line;
-        self.hyps
-            .iter()
-            .map(|h| h.line.iter().zip(first).take_while(|(a, b)| a == b).count())
-            .min()
-            .unwrap_or(0)
-    }
-
     /// A board scan's reports may still be coming in at `t`.
     pub fn scan_open(&self, t: Millis) -> bool {
         self.scan

@@ -33,8 +33,6 @@ const REFUTED: u32 = 10;
 /// a knocked piece or two leave play readable, a board turned or set up anew
 /// does not.
 const MOST_NOISE_FOLLOWED: u32 = 2;
-/// The anchor moves over agreed verified plies in steps of this many.
-const ANCHOR_STEP: usize = 8;
 /// A published ply is corrected only once the board has shown the other
 /// reading this long (or a press came since it did).
 const CORRECT_STILL_MS: Millis = 1_000;
@@ -83,7 +81,6 @@ impl Tracker {
     /// knocked, an illegal move, a takeback).
     pub(super) fn follow_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> Resolution {
         self.reading_is_play = false;
-        self.drop_agreed();
         let Some(ev) = self.evidence.as_ref() else {
             return self.resolution;
         };
@@ -229,9 +226,30 @@ impl Tracker {
     /// `presser`'s move complete (only the opponent may be moving): his press
     /// completed a legal move, whatever the picture when it came.
     pub(super) fn evidence_clears_press(&self, presser: Option<shakmaty::Color>) -> bool {
+        // The cheapest reading at rest, or any close one in which the
+        // presser's opponent is at work: a replier who lifts the piece just
+        // captured reads, until his own piece leaves, as well as the mover
+        // lifting his capturing piece again, and a 7.5.1 alert carries a
+        // penalty.
+        let board = self.last_board.as_ref();
         self.evidence.as_ref().is_some_and(|ev| {
             let best = ev.best();
-            !best.noisy() && (!best.moving() || presser.is_some_and(|c| best.pos().turn() != c))
+            // The reply's own squares show the hand: its piece gone, or the
+            // piece it takes lifted.
+            let at_work = |h: &Hyp| {
+                h.under_way_best().zip(board).is_some_and(|(m, b)| {
+                    super::search::touched(m)
+                        .into_iter()
+                        .any(|sq| b.piece_at(sq) != h.pos().board().piece_at(sq))
+                })
+            };
+            let replying = |h: &Hyp| {
+                !h.noisy()
+                    && h.moving()
+                    && presser.is_some_and(|c| h.pos().turn() != c)
+                    && at_work(h)
+            };
+            (!best.noisy() && !best.moving()) || ev.viable(MARGIN).any(replying)
         })
     }
 
@@ -441,19 +459,6 @@ impl Tracker {
         let ev = self.evidence.as_mut().expect("checked");
         ev.advance_anchor(&moves);
         self.anchor_ply += moves.len();
-    }
-
-    /// Moves the anchor over the verified plies every kept reading agrees on:
-    /// nothing could ever correct them, and shorter lines are cheaper to keep.
-    pub(super) fn drop_agreed(&mut self) {
-        let Some(ev) = self.evidence.as_ref() else {
-            return;
-        };
-        let verified = self.verified_since_anchor().len();
-        let agreed = ev.agreed_by_all().min(verified);
-        if agreed >= ANCHOR_STEP {
-            self.advance_anchor(self.anchor_ply + agreed);
-        }
     }
 }
 
