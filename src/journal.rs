@@ -126,6 +126,96 @@ struct EventLog {
     path: PathBuf,
     out: BufWriter<File>,
     dirty: bool,
+    /// The last `board_seq` given in each stream (see [`LogStream`]).
+    last_seq: [u64; 2],
+}
+
+/// The two numberings of a board's logged events: public game events and
+/// arbiter-only alerts each count 1, 2, 3… per board, across runs, in the
+/// `board_seq` field of their log line. Two counters, not one, so that a reader
+/// of the public events sees no gap where an alert was (Article 12.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogStream {
+    Public,
+    Arbiter,
+}
+
+impl LogStream {
+    /// The stream of `event`.
+    pub fn of(event: &TrackerEvent) -> LogStream {
+        match event {
+            TrackerEvent::Game(_) => LogStream::Public,
+            TrackerEvent::Alert(_) | TrackerEvent::Resolved(_) => LogStream::Arbiter,
+        }
+    }
+
+    /// The stream of a logged line, from its `type`.
+    pub fn of_type(kind: &str) -> LogStream {
+        match kind {
+            "alert" | "alert_resolved" => LogStream::Arbiter,
+            _ => LogStream::Public,
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            LogStream::Public => 0,
+            LogStream::Arbiter => 1,
+        }
+    }
+
+    /// `"public"` or `"arbiter"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogStream::Public => "public",
+            LogStream::Arbiter => "arbiter",
+        }
+    }
+}
+
+/// Called with a board's number each time an event line of that board reached
+/// the operating system (see [`Journal::set_appended_hook`]).
+pub type AppendedHook = Box<dyn Fn(u32) + Send + Sync>;
+
+/// The last `board_seq` of each stream in an event log's text, and whether
+/// the text ends in a line cut by a crash (no newline at the end).
+pub fn last_board_seqs(text: &[u8]) -> ([u64; 2], bool) {
+    let seq_key = memchr::memmem::Finder::new(b"\"board_seq\":");
+    let alert_key = memchr::memmem::Finder::new(b"\"type\":\"alert");
+    let mut last = [0u64; 2];
+    let mut found = [false; 2];
+    let cut = !text.is_empty() && !text.ends_with(b"\n");
+    let mut lines = text.split(|&b| b == b'\n');
+    if cut {
+        // Not a whole line: never logged.
+        let _ = lines.next_back();
+    }
+    for line in lines.rev() {
+        let Some(at) = seq_key.find(line) else {
+            continue;
+        };
+        let digits = &line[at + seq_key.needle().len()..];
+        let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        let Some(seq) = std::str::from_utf8(&digits[..n])
+            .ok()
+            .and_then(|d| d.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let stream = if alert_key.find(line).is_some() {
+            LogStream::Arbiter
+        } else {
+            LogStream::Public
+        };
+        if !found[stream.index()] {
+            found[stream.index()] = true;
+            last[stream.index()] = seq;
+        }
+        if found[0] && found[1] {
+            break;
+        }
+    }
+    (last, cut)
 }
 
 impl OpenCapture {
@@ -171,6 +261,8 @@ pub struct Journal {
     /// The thread that fsyncs the batches (see [`Journal::sync_if_due`]),
     /// started on first use.
     syncer: Option<std::sync::mpsc::Sender<BackgroundJob>>,
+    /// Told of every event line written (the MQTT publisher reads them back).
+    appended: Option<AppendedHook>,
 }
 
 fn create_dir(path: &Path) -> Result<(), JournalError> {
@@ -194,7 +286,22 @@ impl Journal {
             events: Default::default(),
             last_sync: Instant::now(),
             syncer: None,
+            appended: None,
         })
+    }
+
+    /// Has `hook` called with the board's number after each event line of
+    /// that board is handed to the operating system: a reader of the log
+    /// (the MQTT publisher, `docs/mqtt.md`) then finds the whole line there.
+    pub fn set_appended_hook(&mut self, hook: AppendedHook) {
+        self.appended = Some(hook);
+    }
+
+    /// Board `board`'s event log.
+    pub fn event_log_path(data_dir: &Path, board: u32) -> PathBuf {
+        data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"))
     }
 
     /// When this run started.
@@ -397,27 +504,48 @@ impl Journal {
                     .data_dir
                     .join("journal/events")
                     .join(format!("board-{}.jsonl", stamped.board));
-                let file = crate::files::options()
+                let mut file = crate::files::options()
                     .create(true)
                     .append(true)
+                    .read(true)
                     .open(&path)
                     .map_err(|source| JournalError::Create {
                         path: path.clone(),
                         source,
                     })?;
+                // The numbering goes on from the last run's, and a line a
+                // crash cut is ended, so the next line is whole on its own.
+                let text = std::fs::read(&path).map_err(|source| JournalError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let (last_seq, cut) = last_board_seqs(&text);
+                if cut {
+                    file.write_all(b"\n")
+                        .map_err(|source| JournalError::Write {
+                            path: path.clone(),
+                            source,
+                        })?;
+                }
                 v.insert(EventLog {
                     path,
                     out: BufWriter::new(file),
                     dirty: false,
+                    last_seq,
                 })
             }
         };
+        let stream = LogStream::of(&stamped.event);
+        log.last_seq[stream.index()] += 1;
+        let board_seq = log.last_seq[stream.index()];
         let mut v = stamped.to_json();
         if let (Some(seq), serde_json::Value::Object(map)) = (seq, &mut v) {
             map.insert("seq".into(), seq.into());
         }
         if let serde_json::Value::Object(map) = &mut v {
             map.insert("run".into(), self.run_unix_ms.into());
+            map.insert("board_seq".into(), board_seq.into());
+            map.insert("unix_ms".into(), unix_ms_now().into());
         }
         let mut line = v.to_string();
         line.push('\n');
@@ -429,6 +557,9 @@ impl Journal {
                 source,
             })?;
         log.dirty = true;
+        if let Some(hook) = &self.appended {
+            hook(stamped.board);
+        }
         Ok(match &stamped.event {
             TrackerEvent::Game(GameEvent::Move(m)) => m.verified,
             TrackerEvent::Game(GameEvent::Result { .. } | GameEvent::Retraction { .. }) => true,
@@ -672,6 +803,7 @@ impl Journal {
                 events: Default::default(),
                 last_sync: Instant::now(),
                 syncer: None,
+                appended: None,
             };
             if let Err(e) = j.write_games(board, &games) {
                 tracing::error!("{e}");
