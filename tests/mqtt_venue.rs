@@ -14,6 +14,7 @@
 
 mod child_guard;
 mod daemon_common;
+mod live_daemon;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -60,21 +61,24 @@ struct Broker {
     child: Option<ChildGuard>,
     port: u16,
     dir: PathBuf,
+    extra: String,
 }
 
 impl Broker {
     fn start(dir: &Path) -> Broker {
+        Broker::start_with(dir, "allow_anonymous true\n")
+    }
+
+    /// A broker with `extra` configuration lines (passwords, ACL).
+    fn start_with(dir: &Path, extra: &str) -> Broker {
         let mut b = Broker {
             child: None,
             port: free_port(),
             dir: dir.to_owned(),
+            extra: extra.to_owned(),
         };
         b.restart();
         b
-    }
-
-    fn url(&self) -> String {
-        format!("mqtt://127.0.0.1:{}", self.port)
     }
 
     fn restart(&mut self) {
@@ -82,9 +86,9 @@ impl Broker {
         std::fs::write(
             &conf,
             format!(
-                "listener {} 127.0.0.1\nallow_anonymous true\npersistence false\n\
-                 log_dest stderr\nmax_queued_messages 100000\n",
-                self.port
+                "listener {} 127.0.0.1\npersistence false\nlog_dest stderr\n\
+                 max_queued_messages 100000\n{}",
+                self.port, self.extra
             ),
         )
         .unwrap();
@@ -304,13 +308,26 @@ fn hall(
     games: &[(Game, Vec<String>)],
     speed: f64,
 ) -> Hall {
+    hall_with(root, name, broker_port, first, games, speed, "")
+}
+
+/// [`hall`] with more `[mqtt]` lines (`mqtt`).
+fn hall_with(
+    root: &Path,
+    name: &str,
+    broker_port: u16,
+    first: u32,
+    games: &[(Game, Vec<String>)],
+    speed: f64,
+    mqtt: &str,
+) -> Hall {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let mut text = format!(
         "[storage]\ndata_dir = {:?}\n[discovery]\nenabled = false\n\
          [device]\nsilence_timeout_ms = 3000\nprobe_ms = 1000\n\
          [mqtt]\nenabled = true\nbroker = \"mqtt://127.0.0.1:{broker_port}\"\nhost = {name:?}\n\
-         event = \"venue-test\"\nkeep_alive_secs = 5\n",
+         event = \"venue-test\"\nkeep_alive_secs = 5\n{mqtt}",
         dir.join("data")
     );
     let mut emulators = Vec::new();
@@ -349,12 +366,17 @@ fn hall(
 }
 
 fn aggregator_config(root: &Path, broker_port: u16) -> PathBuf {
+    aggregator_config_with(root, broker_port, "")
+}
+
+/// [`aggregator_config`] with more `[mqtt]` lines.
+fn aggregator_config_with(root: &Path, broker_port: u16, mqtt: &str) -> PathBuf {
     let dir = root.join("aggregator");
     std::fs::create_dir_all(&dir).unwrap();
     let text = format!(
         "[storage]\ndata_dir = {:?}\n[discovery]\nenabled = false\n\
          [mqtt]\nenabled = true\nbroker = \"mqtt://127.0.0.1:{broker_port}\"\nhost = \"aggregator\"\n\
-         event = \"venue-test\"\npublish = false\nsubscribe = true\nkeep_alive_secs = 5\n",
+         event = \"venue-test\"\npublish = false\nsubscribe = true\nkeep_alive_secs = 5\n{mqtt}",
         dir.join("data")
     );
     let path = dir.join("eboard-bridge.toml");
@@ -370,7 +392,12 @@ fn host_record(data: &Path, board: u32) -> Vec<(u64, String)> {
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["type"] == "move" && v["verified"] == true)
-        .map(|v| (v["ply"].as_u64().unwrap(), v["uci"].as_str().unwrap().to_owned()))
+        .map(|v| {
+            (
+                v["ply"].as_u64().unwrap(),
+                v["uci"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -533,10 +560,24 @@ fn min_plies(h: &Hall) -> usize {
         .unwrap_or(0)
 }
 
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+fn wait_until(what: &str, timeout: Duration, done: impl FnMut() -> bool) {
+    wait_until_or(what, timeout, done, String::new);
+}
+
+/// [`wait_until`], saying `why()` (logs) on a timeout.
+fn wait_until_or(
+    what: &str,
+    timeout: Duration,
+    mut done: impl FnMut() -> bool,
+    why: impl Fn() -> String,
+) {
     let deadline = Instant::now() + timeout;
     while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}\n{}",
+            why()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -604,7 +645,338 @@ fn three_hosts_of_twenty_boards_reach_one_aggregator_exactly_once_through_a_brok
         let n = b["board"].as_u64().unwrap();
         let host = ["hall-a", "hall-b", "hall-c"][((n - 1) / 20) as usize];
         let port = b["port"].as_str().unwrap();
-        assert!(port.contains(&format!("(host {host})")), "board {n}: {port}");
+        assert!(
+            port.contains(&format!("(host {host})")),
+            "board {n}: {port}"
+        );
     }
     drop(daemons);
+}
+
+#[test]
+fn a_host_cut_off_for_30_s_and_killed_meanwhile_loses_nothing() {
+    let _one = serial();
+    let started = Instant::now();
+    let root = tempfile::tempdir().unwrap();
+    let broker = Broker::start(root.path());
+    let relay = Relay::start(broker.port);
+    let games = short_games("games/gnuchess-book-1.02-shared.pgn", 40..=50, 6);
+    let agg = Daemon::start(
+        &aggregator_config(root.path(), broker.port),
+        &root.path().join("aggregator.log"),
+    );
+    let stream = Stream::follow(&agg.base);
+    let h = hall(root.path(), "hall-a", relay.port, 1, &games, 400.0);
+    let daemon = Daemon::start(&h.config, &h.log());
+    wait_until("6 plies on every board", Duration::from_secs(60), || {
+        min_plies(&h) >= 6
+    });
+    relay.cut();
+    let cut_at = Instant::now();
+    let before: usize = h
+        .boards
+        .iter()
+        .map(|(n, _)| host_record(&h.data(), *n).len())
+        .sum();
+    std::thread::sleep(Duration::from_secs(12));
+    // The host dies during the outage and comes back, still cut off.
+    daemon.kill_9();
+    let daemon = Daemon::start(&h.config, &h.log());
+    let left = Duration::from_secs(30).saturating_sub(cut_at.elapsed());
+    std::thread::sleep(left);
+    let during: usize = h
+        .boards
+        .iter()
+        .map(|(n, _)| host_record(&h.data(), *n).len())
+        .sum();
+    assert!(
+        during > before + 12,
+        "the boards kept playing during the outage ({before} -> {during} plies)"
+    );
+    let published_then: usize = stream.verified().values().map(Vec::len).sum();
+    assert!(
+        published_then <= before + h.boards.len(),
+        "the aggregator got nothing new while the host was cut off ({published_then} of {during})"
+    );
+    relay.restore();
+    let restored = Instant::now();
+    wait_until(
+        "the aggregator to catch up after the outage",
+        Duration::from_secs(30),
+        || {
+            let got = stream.verified();
+            h.boards.iter().all(|(n, _)| {
+                got.get(n).map_or(0, Vec::len)
+                    >= host_record(&h.data(), *n)
+                        .len()
+                        .min(during / h.boards.len())
+            })
+        },
+    );
+    eprintln!(
+        "30 s outage with a kill -9: the aggregator caught up {:?} after the link came back",
+        restored.elapsed()
+    );
+    assert_venue_complete(&[&h], &stream, Duration::from_secs(150), &agg);
+    assert!(
+        daemon.log_text().contains("reached again")
+            || daemon.log_text().contains("publishing to the MQTT broker"),
+        "the host says when the broker is back"
+    );
+    eprintln!("outage test {:?}", started.elapsed());
+}
+
+#[test]
+fn an_aggregator_started_after_40_plies_rebuilds_every_board() {
+    let _one = serial();
+    let started = Instant::now();
+    let root = tempfile::tempdir().unwrap();
+    let broker = Broker::start(root.path());
+    let games = short_games("games/gnuchess-book-1.02-shared.pgn", 50..=64, 8);
+    let halls = [
+        hall(root.path(), "hall-a", broker.port, 1, &games[..4], 400.0),
+        hall(root.path(), "hall-b", broker.port, 5, &games[4..], 400.0),
+    ];
+    let _daemons: Vec<Daemon> = halls
+        .iter()
+        .map(|h| Daemon::start(&h.config, &h.log()))
+        .collect();
+    wait_until("40 plies on every board", Duration::from_secs(150), || {
+        halls.iter().all(|h| min_plies(h) >= 40)
+    });
+    let late = Instant::now();
+    let agg = Daemon::start(
+        &aggregator_config(root.path(), broker.port),
+        &root.path().join("aggregator.log"),
+    );
+    let stream = Stream::follow(&agg.base);
+    wait_until(
+        "the late aggregator to have 40 plies everywhere",
+        Duration::from_secs(30),
+        || {
+            let got = stream.verified();
+            halls
+                .iter()
+                .flat_map(|h| &h.boards)
+                .all(|(n, _)| got.get(n).map_or(0, Vec::len) >= 40)
+        },
+    );
+    eprintln!(
+        "late aggregator: 8 boards x 40 plies rebuilt {:?} after it started",
+        late.elapsed()
+    );
+    assert_venue_complete(
+        &halls.iter().collect::<Vec<_>>(),
+        &stream,
+        Duration::from_secs(120),
+        &agg,
+    );
+    eprintln!("late aggregator test {:?}", started.elapsed());
+}
+
+/// Messages received: (topic, payload).
+type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// Collects every message a broker user receives on `filter`, on a thread.
+fn listen(port: u16, user: &str, password: &str, filter: &str) -> Received {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let out = got.clone();
+    let mut opts = rumqttc::MqttOptions::new(format!("test-{user}"), "127.0.0.1", port);
+    opts.set_credentials(user, password);
+    opts.set_keep_alive(Duration::from_secs(5));
+    let (client, mut connection) = rumqttc::Client::new(opts, 64);
+    client.subscribe(filter, rumqttc::QoS::AtLeastOnce).unwrap();
+    std::thread::spawn(move || {
+        let _client = client;
+        for ev in connection.iter() {
+            match ev {
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
+                    out.lock()
+                        .unwrap()
+                        .push((p.topic.clone(), p.payload.to_vec()));
+                }
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
+    });
+    got
+}
+
+#[test]
+fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers() {
+    let _one = serial();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    // Users and the ACL of docs/mqtt.md.
+    let passwd = dir.join("passwd");
+    for (i, (user, pw)) in [
+        ("hall-a", "pw-hall-a"),
+        ("aggregator", "pw-aggregator"),
+        ("viewer", "pw-viewer"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut cmd = Command::new("mosquitto_passwd");
+        if i == 0 {
+            cmd.arg("-c");
+        }
+        let ok = cmd
+            .arg("-b")
+            .arg(&passwd)
+            .arg(user)
+            .arg(pw)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mosquitto_passwd");
+    }
+    let acl = dir.join("acl");
+    std::fs::write(
+        &acl,
+        "user hall-a\n\
+         topic write eboard/venue-test/boards/#\n\
+         topic write eboard/venue-test/hosts/hall-a/status\n\
+         topic write eboard-arbiter/venue-test/boards/#\n\
+         topic read eboard-arbiter/venue-test/replay/hall-a\n\
+         user aggregator\n\
+         topic read eboard/venue-test/#\n\
+         topic read eboard-arbiter/venue-test/#\n\
+         topic write eboard-arbiter/venue-test/replay/#\n\
+         user viewer\n\
+         topic read eboard/venue-test/#\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("hall-a.pw"), "pw-hall-a\n").unwrap();
+    std::fs::write(dir.join("aggregator.pw"), "pw-aggregator\n").unwrap();
+    let broker = Broker::start_with(
+        dir,
+        &format!(
+            "allow_anonymous false\nuser root\npassword_file {}\nacl_file {}\n",
+            passwd.display(),
+            acl.display()
+        ),
+    );
+    let viewer = listen(broker.port, "viewer", "pw-viewer", "#");
+    let arbiter_side = listen(
+        broker.port,
+        "aggregator",
+        "pw-aggregator",
+        "eboard-arbiter/#",
+    );
+    // A board whose game ends in an illegal move (7.5.1), journaled by an
+    // earlier run and published at start.
+    let h_dir = dir.join("hall-a");
+    std::fs::create_dir_all(&h_dir).unwrap();
+    let port = live_daemon::port(&h_dir, 1);
+    live_daemon::leave_capture(
+        &h_dir.join("data"),
+        &port,
+        1,
+        &live_daemon::game_capture(live_daemon::Then::IllegalMove),
+    );
+    let config = h_dir.join("eboard-bridge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[storage]\ndata_dir = {:?}\n[discovery]\nenabled = false\n\
+             [mqtt]\nenabled = true\nbroker = \"mqtt://127.0.0.1:{}\"\nhost = \"hall-a\"\n\
+             event = \"venue-test\"\nusername = \"hall-a\"\npassword_file = {:?}\n\
+             [[board]]\nport = {port:?}\nnumber = 1\n",
+            h_dir.join("data"),
+            broker.port,
+            dir.join("hall-a.pw")
+        ),
+    )
+    .unwrap();
+    let agg = Daemon::start(
+        &aggregator_config_with(
+            dir,
+            broker.port,
+            &format!(
+                "username = \"aggregator\"\npassword_file = {:?}\n",
+                dir.join("aggregator.pw")
+            ),
+        ),
+        &dir.join("aggregator.log"),
+    );
+    let _host = Daemon::start(&config, &h_dir.join("daemon.log"));
+    let client = reqwest::blocking::Client::new();
+    let logs = || {
+        [
+            "aggregator.log",
+            "hall-a/daemon.log",
+            "hall-a/data/journal/events/board-1.jsonl",
+            "hall-a/data/mqtt/acked.json",
+        ]
+        .iter()
+        .map(|f| {
+            format!(
+                "--- {f}\n{}",
+                std::fs::read_to_string(dir.join(f)).unwrap_or_default()
+            )
+        })
+        .collect::<String>()
+    };
+    wait_until_or(
+        "the alert on the aggregator's dashboard",
+        Duration::from_secs(30),
+        || {
+            let state: Value = client
+                .get(format!("{}/arbiter/api/state", agg.base))
+                .bearer_auth(TOKEN)
+                .send()
+                .unwrap()
+                .json()
+                .unwrap();
+            state["boards"].as_array().is_some_and(|b| {
+                b.iter().any(|b| {
+                    b["open"]
+                        .as_array()
+                        .is_some_and(|o| o.iter().any(|e| e["notice"]["kind"] == "illegal_move"))
+                })
+            })
+        },
+        logs,
+    );
+    wait_until(
+        "the viewer to see the game",
+        Duration::from_secs(10),
+        || {
+            viewer
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(t, _)| t.ends_with("/boards/1/events"))
+        },
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let seen = viewer.lock().unwrap().clone();
+    for (topic, payload) in &seen {
+        assert!(
+            topic.starts_with("eboard/venue-test/"),
+            "a viewer got {topic}"
+        );
+        let text = String::from_utf8_lossy(payload);
+        assert!(
+            !text.contains("alert") && !text.contains("7.5"),
+            "{topic}: {text}"
+        );
+    }
+    let arb = arbiter_side.lock().unwrap().clone();
+    assert!(
+        arb.iter()
+            .any(|(t, p)| t == "eboard-arbiter/venue-test/boards/1/events"
+                && String::from_utf8_lossy(p).contains("illegal_move")),
+        "the alert went out on the arbiter tree"
+    );
+    // The public event stream of the aggregator has the game, not the alert.
+    let public = client
+        .get(format!("{}/games.pgn", agg.base))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(public.contains("Nb4"), "{public}");
+    assert!(!public.contains("illegal"), "{public}");
 }

@@ -437,23 +437,21 @@ impl Publisher {
                 }
                 self.pump();
             }
-            Event::Incoming(Packet::Publish(p)) => {
-                if p.topic == self.topics.replay(&self.host) {
-                    match serde_json::from_slice::<ReplayRequest>(&p.payload) {
-                        Ok(r) => {
-                            if self.replays.len() >= REPLAYS_WAITING {
-                                self.replays.pop_front();
-                            }
-                            let to = r.to.min(r.from.saturating_add(REPLAY_MAX - 1));
-                            self.replays
-                                .push_back((r.board, r.stream.into(), r.from.max(1), to));
-                            self.pump();
+            Event::Incoming(Packet::Publish(p)) if p.topic == self.topics.replay(&self.host) => {
+                match serde_json::from_slice::<ReplayRequest>(&p.payload) {
+                    Ok(r) => {
+                        if self.replays.len() >= REPLAYS_WAITING {
+                            self.replays.pop_front();
                         }
-                        Err(e) => warn!(
-                            "a replay request on {} is not understood ({e}); ignored",
-                            p.topic
-                        ),
+                        let to = r.to.min(r.from.saturating_add(REPLAY_MAX - 1));
+                        self.replays
+                            .push_back((r.board, r.stream.into(), r.from.max(1), to));
+                        self.pump();
                     }
+                    Err(e) => warn!(
+                        "a replay request on {} is not understood ({e}); ignored",
+                        p.topic
+                    ),
                 }
             }
             _ => {}
