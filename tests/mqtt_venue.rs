@@ -594,6 +594,14 @@ fn three_hosts_of_twenty_boards_reach_one_aggregator_exactly_once_through_a_brok
         &root.path().join("aggregator.log"),
     );
     let stream = Stream::follow(&agg.base);
+    // A subscriber of the public tree, for the latency from a host's journal
+    // to a subscriber of the broker.
+    let public = listen(
+        broker.port,
+        "latency-probe",
+        "",
+        "eboard/venue-test/boards/+/events",
+    );
     let halls: Vec<Hall> = ["hall-a", "hall-b", "hall-c"]
         .iter()
         .enumerate()
@@ -630,6 +638,26 @@ fn three_hosts_of_twenty_boards_reach_one_aggregator_exactly_once_through_a_brok
         "3 x 20 boards, broker killed and restarted: all moves at the aggregator {:?} after the kill, test {:?}",
         at_kill.elapsed(),
         started.elapsed()
+    );
+    let mut waits: Vec<u64> = Vec::new();
+    let (mut first, mut last) = (u64::MAX, 0);
+    for (_, payload, at) in public.lock().unwrap().iter() {
+        let v: Value = serde_json::from_slice(payload).unwrap();
+        let logged = v["unix_ms"].as_u64().unwrap();
+        waits.push(at.saturating_sub(logged));
+        first = first.min(*at);
+        last = last.max(*at);
+    }
+    waits.sort_unstable();
+    let pct = |p: usize| waits[(waits.len() - 1) * p / 100];
+    eprintln!(
+        "public events through the broker: {} in {:.1} s ({:.0}/s); journal to subscriber p50 {} ms, p99 {} ms, max {} ms (the broker's restart included)",
+        waits.len(),
+        (last - first) as f64 / 1000.0,
+        waits.len() as f64 * 1000.0 / (last - first).max(1) as f64,
+        pct(50),
+        pct(99),
+        waits.last().unwrap()
     );
     // Each board's host is on the aggregator's dashboard.
     let state: Value = reqwest::blocking::Client::new()
@@ -774,26 +802,32 @@ fn an_aggregator_started_after_40_plies_rebuilds_every_board() {
     eprintln!("late aggregator test {:?}", started.elapsed());
 }
 
-/// Messages received: (topic, payload).
-type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+/// Messages received: (topic, payload, when: Unix ms).
+type Received = Arc<Mutex<Vec<(String, Vec<u8>, u64)>>>;
 
 /// Collects every message a broker user receives on `filter`, on a thread.
 fn listen(port: u16, user: &str, password: &str, filter: &str) -> Received {
     let got = Arc::new(Mutex::new(Vec::new()));
     let out = got.clone();
     let mut opts = rumqttc::MqttOptions::new(format!("test-{user}"), "127.0.0.1", port);
-    opts.set_credentials(user, password);
+    if !password.is_empty() {
+        opts.set_credentials(user, password);
+    }
     opts.set_keep_alive(Duration::from_secs(5));
     let (client, mut connection) = rumqttc::Client::new(opts, 64);
-    client.subscribe(filter, rumqttc::QoS::AtLeastOnce).unwrap();
+    let filter = filter.to_owned();
     std::thread::spawn(move || {
-        let _client = client;
         for ev in connection.iter() {
             match ev {
+                // Every session (the first, and after a broker restart).
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(_))) => {
+                    let _ = client.try_subscribe(filter.clone(), rumqttc::QoS::AtLeastOnce);
+                }
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
+                    let now = eboard_bridge::journal::unix_ms_now();
                     out.lock()
                         .unwrap()
-                        .push((p.topic.clone(), p.payload.to_vec()));
+                        .push((p.topic.clone(), p.payload.to_vec(), now));
                 }
                 Ok(_) => {}
                 Err(_) => std::thread::sleep(Duration::from_millis(200)),
@@ -947,12 +981,12 @@ fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers() {
                 .lock()
                 .unwrap()
                 .iter()
-                .any(|(t, _)| t.ends_with("/boards/1/events"))
+                .any(|(t, _, _)| t.ends_with("/boards/1/events"))
         },
     );
     std::thread::sleep(Duration::from_secs(1));
     let seen = viewer.lock().unwrap().clone();
-    for (topic, payload) in &seen {
+    for (topic, payload, _) in &seen {
         assert!(
             topic.starts_with("eboard/venue-test/"),
             "a viewer got {topic}"
@@ -966,7 +1000,7 @@ fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers() {
     let arb = arbiter_side.lock().unwrap().clone();
     assert!(
         arb.iter()
-            .any(|(t, p)| t == "eboard-arbiter/venue-test/boards/1/events"
+            .any(|(t, p, _)| t == "eboard-arbiter/venue-test/boards/1/events"
                 && String::from_utf8_lossy(p).contains("illegal_move")),
         "the alert went out on the arbiter tree"
     );
