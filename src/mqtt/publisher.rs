@@ -771,11 +771,6 @@ impl Publisher {
                     if let Some((key, seq)) = self.inflight.remove(&ack.pkid) {
                         self.acknowledged(key, seq);
                     }
-                    if self.fifo.is_empty()
-                        && (self.inflight.is_empty() || self.fifo.iter().all(Option::is_none))
-                    {
-                        break;
-                    }
                 }
                 Ok(Some(Ok(_))) => {}
                 _ => break,
