@@ -177,11 +177,29 @@ impl LogStream {
 /// the operating system (see [`Journal::set_appended_hook`]).
 pub type AppendedHook = Box<dyn Fn(u32) + Send + Sync>;
 
+/// The stream and `board_seq` of one event log line, found as bytes (the
+/// logs are serde_json objects, where a quote inside a string is escaped, so
+/// `"board_seq":` and `"type":"` can only be keys); `None` for a daemon note
+/// or a line without a number.
+pub fn logged_identity(line: &[u8]) -> Option<(LogStream, u64)> {
+    const SEQ: &[u8] = b"\"board_seq\":";
+    const TYPE: &[u8] = b"\"type\":\"";
+    let at = memchr::memmem::find(line, SEQ)? + SEQ.len();
+    let n = line[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let seq = std::str::from_utf8(&line[at..at + n])
+        .ok()?
+        .parse::<u64>()
+        .ok()
+        .filter(|&s| s > 0)?;
+    let t = memchr::memmem::find(line, TYPE)? + TYPE.len();
+    let kind = &line[t..];
+    let kind = &kind[..memchr::memchr(b'"', kind)?];
+    Some((LogStream::of_type(std::str::from_utf8(kind).ok()?), seq))
+}
+
 /// The last `board_seq` of each stream in an event log's text, and whether
 /// the text ends in a line cut by a crash (no newline at the end).
 pub fn last_board_seqs(text: &[u8]) -> ([u64; 2], bool) {
-    let seq_key = memchr::memmem::Finder::new(b"\"board_seq\":");
-    let alert_key = memchr::memmem::Finder::new(b"\"type\":\"alert");
     let mut last = [0u64; 2];
     let mut found = [false; 2];
     let cut = !text.is_empty() && !text.ends_with(b"\n");
@@ -191,21 +209,8 @@ pub fn last_board_seqs(text: &[u8]) -> ([u64; 2], bool) {
         let _ = lines.next_back();
     }
     for line in lines.rev() {
-        let Some(at) = seq_key.find(line) else {
+        let Some((stream, seq)) = logged_identity(line) else {
             continue;
-        };
-        let digits = &line[at + seq_key.needle().len()..];
-        let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-        let Some(seq) = std::str::from_utf8(&digits[..n])
-            .ok()
-            .and_then(|d| d.parse::<u64>().ok())
-        else {
-            continue;
-        };
-        let stream = if alert_key.find(line).is_some() {
-            LogStream::Arbiter
-        } else {
-            LogStream::Public
         };
         if !found[stream.index()] {
             found[stream.index()] = true;
@@ -951,6 +956,92 @@ mod tests {
         let (offs, live) = run_offsets(&[run(1_000, 5_000), run(2_000, 100)], 1_500);
         assert_eq!(offs, vec![0, 5_001]);
         assert_eq!(live, 5_102);
+    }
+
+    #[test]
+    fn board_seq_goes_on_per_stream_across_runs_and_a_cut_line() {
+        use crate::events::{Alert, AlertResolved, Severity};
+        let dir = tempfile::tempdir().unwrap();
+        let clock = |t| Stamped {
+            board: 4,
+            ply: 0,
+            t_ms: t,
+            event: TrackerEvent::Game(GameEvent::Clock {
+                white_ms: t,
+                black_ms: t,
+                running: None,
+            }),
+        };
+        // An alert whose message holds what a key looks like: escaped in
+        // the log, it must not be taken for one.
+        let alert = |t| Stamped {
+            board: 4,
+            ply: 0,
+            t_ms: t,
+            event: TrackerEvent::Alert(Alert {
+                id: 1,
+                kind: "illegal_move".into(),
+                article: "7.5.1".into(),
+                severity: Severity::Error,
+                squares: Vec::new(),
+                message: r#"says "board_seq":99 and "type":"move""#.into(),
+                penalty: None,
+            }),
+        };
+        let resolved = |t| Stamped {
+            board: 4,
+            ply: 0,
+            t_ms: t,
+            event: TrackerEvent::Resolved(AlertResolved {
+                id: 1,
+                kind: "illegal_move".into(),
+                reason: "put right".into(),
+            }),
+        };
+        let mut j = Journal::open(dir.path()).unwrap();
+        for s in [clock(1), alert(2), clock(3), resolved(4)] {
+            j.record_event(&s, None).unwrap();
+        }
+        j.sync().unwrap();
+        drop(j);
+        let path = Journal::event_log_path(dir.path(), 4);
+        // A crash cut the next line: it was never logged.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(br#"{"board":4,"board_seq":3,"type":"cl"#)
+            .unwrap();
+        let text = std::fs::read(&path).unwrap();
+        assert_eq!(last_board_seqs(&text), ([2, 2], true));
+        let mut j = Journal::open(dir.path()).unwrap();
+        for s in [alert(5), clock(6)] {
+            j.record_event(&s, None).unwrap();
+        }
+        j.sync().unwrap();
+        let text = std::fs::read(&path).unwrap();
+        let ids: Vec<Option<(LogStream, u64)>> =
+            text.split(|&b| b == b'\n').map(logged_identity).collect();
+        use LogStream::{Arbiter, Public};
+        assert_eq!(
+            ids,
+            [
+                Some((Public, 1)),
+                Some((Arbiter, 1)),
+                Some((Public, 2)),
+                Some((Arbiter, 2)),
+                None, // the cut line, ended so the next one is whole
+                Some((Arbiter, 3)),
+                Some((Public, 3)),
+                None, // after the last newline
+            ]
+        );
+        assert_eq!(last_board_seqs(&text), ([3, 3], false));
+        assert_eq!(logged_identity(br#"{"board_seq":0,"type":"move"}"#), None);
+        assert_eq!(
+            logged_identity(br#"{"board":4,"type":"board_offline"}"#),
+            None
+        );
     }
 
     #[test]

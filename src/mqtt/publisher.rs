@@ -798,31 +798,14 @@ fn read_new_lines(path: &Path, log: &mut BoardLog, round: u32) -> std::io::Resul
     let Some(end) = memchr::memrchr(b'\n', &bytes) else {
         return Ok(false);
     };
-    let seq_key = memchr::memmem::Finder::new(b"\"board_seq\":");
-    let type_key = memchr::memmem::Finder::new(b"\"type\":\"");
     let mut found = false;
     let mut start = 0usize;
     for line in bytes[..end].split(|&b| b == b'\n') {
         let offset = log.read_to + start as u64;
         start += line.len() + 1;
-        let Some(at) = seq_key.find(line) else {
+        let Some((stream, seq)) = crate::journal::logged_identity(line) else {
             continue;
         };
-        let digits = &line[at + seq_key.needle().len()..];
-        let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-        let Some(seq) = std::str::from_utf8(&digits[..n])
-            .ok()
-            .and_then(|d| d.parse::<u64>().ok())
-            .filter(|&s| s > 0)
-        else {
-            continue;
-        };
-        let Some(t) = type_key.find(line) else {
-            continue;
-        };
-        let kind = &line[t + type_key.needle().len()..];
-        let kind = &kind[..memchr::memchr(b'"', kind).unwrap_or(0)];
-        let stream = LogStream::of_type(std::str::from_utf8(kind).unwrap_or(""));
         let entries = &mut log.entries[index(stream)];
         let i = (seq - 1) as usize;
         if entries.len() <= i {
