@@ -26,9 +26,8 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 use super::{
-    connect_options, describe_connection_error, unix_ms, ArbiterEventBody, ArbiterMessage,
-    BoardState, HostStatus, LogStream, LogStreamName, MqttError, PublicMessage, ReplayRequest,
-    Session, Topics,
+    connect_options, unix_ms, ArbiterEventBody, ArbiterMessage, BoardState, HostStatus, LogStream,
+    LogStreamName, MqttError, PublicMessage, ReplayRequest, Session, Topics,
 };
 use crate::config::Config;
 use crate::events::{Alert, Severity, Stamped, TrackerEvent};
@@ -163,8 +162,7 @@ enum Step {
 
 impl Aggregator {
     async fn run(&mut self, opts: rumqttc::MqttOptions, mut stop: oneshot::Receiver<()>) {
-        let mut failures = 0u32;
-        let mut last_error = String::new();
+        let mut reconnects = super::Reconnects::new(&self.broker);
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -182,37 +180,29 @@ impl Aggregator {
                 };
                 match step {
                     Step::Event(Some(Ok(Event::Incoming(Packet::ConnAck(_))))) => {
-                        failures = 0;
-                        if last_error.is_empty() {
-                            info!(
-                                "following the venue's hosts through the MQTT broker {}",
-                                self.broker
-                            );
-                        } else {
-                            info!("MQTT broker {} reached again; asking the hosts for what was missed", self.broker);
-                            last_error.clear();
-                        }
+                        reconnects.accepted(
+                            || {
+                                format!(
+                                    "following the venue's hosts through the MQTT broker {}",
+                                    self.broker
+                                )
+                            },
+                            "asking the hosts for what was missed",
+                        );
                         self.subscribe();
                     }
                     Step::Event(Some(Ok(Event::Incoming(Packet::Publish(p))))) => {
                         self.on_message(&p.topic, &p.payload, p.retain);
                     }
                     Step::Event(Some(Ok(_))) => {}
-                    Step::Event(failed) => {
-                        failures += 1;
-                        let text = match failed {
-                            Some(Err(e)) => describe_connection_error(&e, &self.broker),
-                            _ => format!("the MQTT session with {} ended", self.broker),
-                        };
-                        if text != last_error {
-                            warn!(
-                                "{text}; the venue's other boards are not updated until it is back"
-                            );
-                            last_error = text;
-                        }
+                    Step::Event(last) => {
+                        let wait = reconnects.ended(
+                            last,
+                            "the venue's other boards are not updated until it is back",
+                        );
                         self.session = None;
                         tokio::select! {
-                            _ = tokio::time::sleep(super::backoff(failures)) => {}
+                            _ = tokio::time::sleep(wait) => {}
                             _ = &mut stop => return,
                         }
                         break;

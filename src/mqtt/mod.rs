@@ -341,7 +341,7 @@ impl Drop for Session {
 }
 
 /// Says what a failed session means and what to do about it.
-pub(crate) fn describe_connection_error(e: &rumqttc::ConnectionError, broker: &str) -> String {
+fn describe_connection_error(e: &rumqttc::ConnectionError, broker: &str) -> String {
     use rumqttc::{ConnectReturnCode, ConnectionError};
     match e {
         ConnectionError::ConnectionRefused(
@@ -365,8 +365,60 @@ pub(crate) fn describe_connection_error(e: &rumqttc::ConnectionError, broker: &s
 }
 
 /// The wait before the next attempt after `failures` sessions in a row failed.
-pub(crate) fn backoff(failures: u32) -> Duration {
+fn backoff(failures: u32) -> Duration {
     Duration::from_millis((250u64 << failures.min(4)).min(2_000))
+}
+
+/// How one role's sessions with the broker went: the log says once what went
+/// wrong and once when the broker is back, and each failure in a row waits
+/// longer before the next try.
+pub(crate) struct Reconnects {
+    broker: String,
+    failures: u32,
+    /// What the log said about the last failure (empty: none since the last session).
+    last_error: String,
+}
+
+impl Reconnects {
+    pub fn new(broker: &str) -> Reconnects {
+        Reconnects {
+            broker: broker.to_owned(),
+            failures: 0,
+            last_error: String::new(),
+        }
+    }
+
+    /// The broker accepted a session: logs `first` for the first one, or that
+    /// it is back and then `again` (what this role does about it).
+    pub fn accepted(&mut self, first: impl FnOnce() -> String, again: &str) {
+        self.failures = 0;
+        if self.last_error.is_empty() {
+            tracing::info!("{}", first());
+        } else {
+            tracing::info!("MQTT broker {} reached again; {again}", self.broker);
+            self.last_error.clear();
+        }
+    }
+
+    /// A session ended with `last` (its last event, an error or nothing):
+    /// logs why, with `meanwhile` (what it means for this role), unless the
+    /// log said so already; returns how long to wait before the next try.
+    pub fn ended(
+        &mut self,
+        last: Option<Result<rumqttc::Event, rumqttc::ConnectionError>>,
+        meanwhile: &str,
+    ) -> Duration {
+        self.failures += 1;
+        let text = match last {
+            Some(Err(e)) => describe_connection_error(&e, &self.broker),
+            _ => format!("the MQTT session with {} ended", self.broker),
+        };
+        if text != self.last_error {
+            tracing::warn!("{text}; {meanwhile}");
+            self.last_error = text;
+        }
+        backoff(self.failures)
+    }
 }
 
 /// The wall clock, Unix ms.

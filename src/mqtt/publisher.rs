@@ -26,11 +26,11 @@ use std::time::{Duration, Instant};
 use rumqttc::{Event, Outgoing, Packet, QoS};
 use tokio::sync::{oneshot, Notify};
 use tokio::task::JoinHandle;
-use tracing::{info, warn};
+use tracing::warn;
 
 use super::{
-    connect_options, describe_connection_error, unix_ms, ArbiterEventBody, ArbiterMessage,
-    BoardState, HostStatus, LogStream, MqttError, PublicMessage, ReplayRequest, Session, Topics,
+    connect_options, unix_ms, ArbiterEventBody, ArbiterMessage, BoardState, HostStatus, LogStream,
+    MqttError, PublicMessage, ReplayRequest, Session, Topics,
 };
 use crate::config::Config;
 use crate::events::{Alert, AlertResolved, GameEvent};
@@ -306,8 +306,7 @@ impl Publisher {
         mut stop: oneshot::Receiver<()>,
     ) {
         self.read_all_logs();
-        let mut failures = 0u32;
-        let mut last_error = String::new();
+        let mut reconnects = super::Reconnects::new(&self.broker);
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut last_heartbeat = Instant::now();
@@ -328,19 +327,15 @@ impl Publisher {
                 };
                 match step {
                     Step::Event(Some(Ok(Event::Incoming(Packet::ConnAck(_))))) => {
-                        failures = 0;
-                        if last_error.is_empty() {
-                            info!(
-                                "publishing to the MQTT broker {} as host {:?}",
-                                self.broker, self.host
-                            );
-                        } else {
-                            info!(
-                                "MQTT broker {} reached again; sending what it has not acknowledged",
-                                self.broker
-                            );
-                            last_error.clear();
-                        }
+                        reconnects.accepted(
+                            || {
+                                format!(
+                                    "publishing to the MQTT broker {} as host {:?}",
+                                    self.broker, self.host
+                                )
+                            },
+                            "sending what it has not acknowledged",
+                        );
                         self.up = true;
                         let replay = self.topics.replay(&self.host);
                         if let Some(s) = &self.connected {
@@ -358,20 +353,13 @@ impl Publisher {
                             self.on_event(ev);
                         }
                     }
-                    Step::Event(failed) => {
-                        failures += 1;
-                        let text = match failed {
-                            Some(Err(e)) => describe_connection_error(&e, &self.broker),
-                            _ => format!("the MQTT session with {} ended", self.broker),
-                        };
-                        if text != last_error {
-                            warn!("{text}; events wait in the journal until it is back");
-                            last_error = text;
-                        }
+                    Step::Event(last) => {
+                        let wait =
+                            reconnects.ended(last, "events wait in the journal until it is back");
                         self.connected = None;
                         self.up = false;
                         tokio::select! {
-                            _ = tokio::time::sleep(super::backoff(failures)) => {}
+                            _ = tokio::time::sleep(wait) => {}
                             _ = &mut stop => {
                                 self.marks.save();
                                 return;
