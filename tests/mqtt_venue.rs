@@ -15,20 +15,22 @@
 mod child_guard;
 mod daemon_common;
 mod live_daemon;
+mod mosquitto;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use child_guard::ChildGuard;
 use daemon_common::short_games;
 use eboard_bridge::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_bridge::games::{load_pgn, Game};
+use live_daemon::Daemon;
+use mosquitto::{Broker, Tls};
 use serde_json::Value;
 
 /// One test at a time.
@@ -36,95 +38,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn mosquitto_binary() -> PathBuf {
-    for p in ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"] {
-        if Path::new(p).exists() {
-            return PathBuf::from(p);
-        }
-    }
-    panic!("mosquitto is not installed; install Debian's package (apt-get install mosquitto)");
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A mosquitto of the test's own, on loopback, keeping nothing on disk (the
-/// hosts' journals are what must make up for a restart).
-struct Broker {
-    child: Option<ChildGuard>,
-    port: u16,
-    dir: PathBuf,
-    extra: String,
-}
-
-impl Broker {
-    fn start(dir: &Path) -> Broker {
-        Broker::start_with(dir, "allow_anonymous true\n")
-    }
-
-    /// A broker with `extra` configuration lines (passwords, ACL).
-    fn start_with(dir: &Path, extra: &str) -> Broker {
-        let mut b = Broker {
-            child: None,
-            port: free_port(),
-            dir: dir.to_owned(),
-            extra: extra.to_owned(),
-        };
-        b.restart();
-        b
-    }
-
-    fn restart(&mut self) {
-        let conf = self.dir.join("mosquitto.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "listener {} 127.0.0.1\npersistence false\nlog_dest stderr\n\
-                 max_queued_messages 100000\n{}",
-                self.port, self.extra
-            ),
-        )
-        .unwrap();
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("mosquitto.log"))
-            .unwrap();
-        self.child = Some(ChildGuard::new(
-            Command::new(mosquitto_binary())
-                .arg("-c")
-                .arg(&conf)
-                .stdout(Stdio::null())
-                .stderr(log)
-                .spawn()
-                .unwrap(),
-        ));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "mosquitto did not listen on {}: {}",
-                self.port,
-                std::fs::read_to_string(self.dir.join("mosquitto.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// SIGKILL: the broker loses everything it held.
-    fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            c.kill().unwrap();
-            c.wait().unwrap();
-        }
-    }
 }
 
 /// A TCP relay between a host and the broker that the test can cut: the
@@ -215,69 +128,47 @@ impl Drop for Relay {
     }
 }
 
-/// A real daemon and what it says.
-struct Daemon {
-    child: ChildGuard,
-    log: PathBuf,
-    base: String,
+const TOKEN: &str = "mqtt-venue-test-token";
+
+/// A hall host's daemon (no EBAPI of its own: the aggregator serves the
+/// venue's), with `env` (e.g. a clock of its own).
+fn host_daemon(h: &Hall, env: &[(&str, &str)]) -> Daemon {
+    let mut all = vec![("EBOARD_BRIDGE_ARBITER_TOKEN", TOKEN)];
+    all.extend_from_slice(env);
+    Daemon::start_env(&h.config, "off", &all)
 }
 
-impl Daemon {
-    fn start(config: &Path, log: &Path) -> Daemon {
-        let out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .unwrap();
-        let skip = std::fs::read_to_string(log).unwrap_or_default().len();
-        let child = ChildGuard::new(
-            Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-                .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
-                .env("EBOARD_BRIDGE_EBAPI_LISTEN", "off")
-                .env("EBOARD_BRIDGE_ARBITER_TOKEN", TOKEN)
-                .env("RUST_LOG", "info")
-                .arg("run")
-                .arg("--config")
-                .arg(config)
-                .stdout(Stdio::null())
-                .stderr(out)
-                .spawn()
-                .unwrap(),
-        );
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let base = loop {
-            let text = std::fs::read_to_string(log).unwrap_or_default();
-            let text = &text[skip.min(text.len())..];
-            if text.contains("running") {
-                if let Some(i) = text.find("feeds on http://") {
-                    let rest = &text[i + "feeds on ".len()..];
-                    break rest[..rest.find("/games.pgn").unwrap()].to_string();
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the daemon did not start:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        Daemon {
-            child,
-            log: log.to_owned(),
-            base,
+/// The aggregator's daemon, with its LiveChess-compatible API.
+fn aggregator_daemon(config: &Path) -> Daemon {
+    Daemon::start_env(
+        config,
+        "127.0.0.1:0",
+        &[("EBOARD_BRIDGE_ARBITER_TOKEN", TOKEN)],
+    )
+}
+
+/// The last lines of every log of the daemons started from `dir`.
+fn log_tails(dir: &Path, lines: usize) -> String {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    let mut out = String::new();
+    for log in logs {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(lines).collect();
+        out.push_str(&format!("--- {}\n", log.display()));
+        for l in tail.into_iter().rev() {
+            out.push_str(l);
+            out.push('\n');
         }
     }
-
-    fn kill_9(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
+    out
 }
-
-const TOKEN: &str = "mqtt-venue-test-token";
 
 /// A hall's host: its boards on ptys and its daemon's configuration.
 struct Hall {
@@ -292,10 +183,6 @@ struct Hall {
 impl Hall {
     fn data(&self) -> PathBuf {
         self.dir.join("data")
-    }
-
-    fn log(&self) -> PathBuf {
-        self.dir.join("daemon.log")
     }
 }
 
@@ -366,16 +253,17 @@ fn hall_with(
 }
 
 fn aggregator_config(root: &Path, broker_port: u16) -> PathBuf {
-    aggregator_config_with(root, broker_port, "")
+    aggregator_config_with(root, &format!("mqtt://127.0.0.1:{broker_port}"), "")
 }
 
-/// [`aggregator_config`] with more `[mqtt]` lines.
-fn aggregator_config_with(root: &Path, broker_port: u16, mqtt: &str) -> PathBuf {
+/// [`aggregator_config`] with the broker at `broker` (a URL) and more
+/// `[mqtt]` lines.
+fn aggregator_config_with(root: &Path, broker: &str, mqtt: &str) -> PathBuf {
     let dir = root.join("aggregator");
     std::fs::create_dir_all(&dir).unwrap();
     let text = format!(
         "[storage]\ndata_dir = {:?}\n[discovery]\nenabled = false\n\
-         [mqtt]\nenabled = true\nbroker = \"mqtt://127.0.0.1:{broker_port}\"\nhost = \"aggregator\"\n\
+         [mqtt]\nenabled = true\nbroker = {broker:?}\nhost = \"aggregator\"\n\
          event = \"venue-test\"\npublish = false\nsubscribe = true\nkeep_alive_secs = 5\n{mqtt}",
         dir.join("data")
     );
@@ -416,7 +304,8 @@ fn pgn_ucis(data: &Path, board: u32) -> Vec<String> {
 /// The aggregator's public event stream (`/events`, from its first event),
 /// collected on a thread of its own.
 struct Stream {
-    events: Arc<Mutex<Vec<Value>>>,
+    /// Each event and when it came (Unix ms, this machine's clock).
+    events: Arc<Mutex<Vec<(Value, u64)>>>,
     resets: Arc<Mutex<usize>>,
 }
 
@@ -443,7 +332,8 @@ impl Stream {
                 } else if let Some(data) = line.strip_prefix("data: ") {
                     if !std::mem::take(&mut reset) {
                         if let Ok(v) = serde_json::from_str::<Value>(data) {
-                            e.lock().unwrap().push(v);
+                            let now = eboard_bridge::journal::unix_ms_now();
+                            e.lock().unwrap().push((v, now));
                         }
                     }
                 }
@@ -455,7 +345,7 @@ impl Stream {
     /// The verified moves the aggregator published for each board, in order.
     fn verified(&self) -> BTreeMap<u32, Vec<(u64, String)>> {
         let mut out: BTreeMap<u32, Vec<(u64, String)>> = BTreeMap::new();
-        for v in self.events.lock().unwrap().iter() {
+        for (v, _) in self.events.lock().unwrap().iter() {
             if v["type"] == "move" && v["verified"] == true {
                 out.entry(v["board"].as_u64().unwrap() as u32)
                     .or_default()
@@ -498,23 +388,8 @@ fn assert_venue_complete(halls: &[&Hall], stream: &Stream, timeout: Duration, ag
             break;
         }
         if Instant::now() > deadline {
-            let mut logs = String::new();
-            for h in halls {
-                let text = std::fs::read_to_string(h.log()).unwrap_or_default();
-                let tail: Vec<&str> = text.lines().rev().take(30).collect();
-                logs.push_str(&format!("--- {}\n", h.name));
-                for l in tail.into_iter().rev() {
-                    logs.push_str(l);
-                    logs.push('\n');
-                }
-            }
-            let text = agg.log_text();
-            let tail: Vec<&str> = text.lines().rev().take(40).collect();
-            logs.push_str("--- aggregator\n");
-            for l in tail.into_iter().rev() {
-                logs.push_str(l);
-                logs.push('\n');
-            }
+            let mut logs: String = halls.iter().map(|h| log_tails(&h.dir, 30)).collect();
+            logs.push_str(&log_tails(agg.log.parent().unwrap(), 40));
             panic!(
                 "timed out; {} boards lag:\n{}\n{logs}",
                 lagging.len(),
@@ -589,10 +464,7 @@ fn three_hosts_of_twenty_boards_reach_one_aggregator_exactly_once_through_a_brok
     let root = tempfile::tempdir().unwrap();
     let mut broker = Broker::start(root.path());
     let games = short_games("games/gnuchess-book-1.02-shared.pgn", 14..=32, 60);
-    let agg = Daemon::start(
-        &aggregator_config(root.path(), broker.port),
-        &root.path().join("aggregator.log"),
-    );
+    let agg = aggregator_daemon(&aggregator_config(root.path(), broker.port));
     let stream = Stream::follow(&agg.base);
     // A subscriber of the public tree, for the latency from a host's journal
     // to a subscriber of the broker.
@@ -616,10 +488,7 @@ fn three_hosts_of_twenty_boards_reach_one_aggregator_exactly_once_through_a_brok
             )
         })
         .collect();
-    let daemons: Vec<Daemon> = halls
-        .iter()
-        .map(|h| Daemon::start(&h.config, &h.log()))
-        .collect();
+    let daemons: Vec<Daemon> = halls.iter().map(|h| host_daemon(h, &[])).collect();
     // Mid-round: every board has a few verified moves.
     wait_until("5 plies on every board", Duration::from_secs(90), || {
         halls.iter().all(|h| min_plies(h) >= 5)
@@ -678,7 +547,70 @@ fn three_hosts_of_twenty_boards_reach_one_aggregator_exactly_once_through_a_brok
             "board {n}: {port}"
         );
     }
+    assert_ebapi_serves_the_venue(&agg, &halls);
     drop(daemons);
+}
+
+/// The aggregator's LiveChess-compatible API lists every board of the venue
+/// and gives each board's game as its host played it.
+fn assert_ebapi_serves_the_venue(agg: &Daemon, halls: &[Hall]) {
+    let ebapi = agg
+        .ebapi
+        .as_deref()
+        .expect("the aggregator serves the LiveChess-compatible API");
+    let client = reqwest::blocking::Client::new();
+    let get = |path: &str| -> Value {
+        let resp = client
+            .get(format!("{ebapi}/api/v1.0/{path}"))
+            .send()
+            .unwrap();
+        assert!(resp.status().is_success(), "{path}: {}", resp.status());
+        resp.json().unwrap()
+    };
+    let want: BTreeMap<u64, &Vec<String>> = halls
+        .iter()
+        .flat_map(|h| &h.boards)
+        .map(|(n, ucis)| (u64::from(*n), ucis))
+        .collect();
+    let eboards = get("eboards");
+    assert_eq!(eboards.as_array().unwrap().len(), want.len(), "{eboards}");
+    let uuid = get("tournaments")[0]["uuid"].as_str().unwrap().to_owned();
+    let round = get(&format!("round/{uuid}/0"));
+    let pairings = round["pairings"].as_array().unwrap();
+    let boards: Vec<u64> = pairings.iter().map(|p| p["nr"].as_u64().unwrap()).collect();
+    assert_eq!(boards, want.keys().copied().collect::<Vec<_>>());
+    for p in pairings {
+        let n = p["nr"].as_u64().unwrap();
+        let game = get(&format!("game/{}", p["uuid"].as_str().unwrap()));
+        let sans: Vec<&str> = game["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().split(' ').next().unwrap())
+            .collect();
+        assert_eq!(
+            &sans_to_ucis(&sans),
+            want[&n],
+            "board {n}: the EBAPI game is the host's"
+        );
+    }
+}
+
+/// SAN moves from the standard start, as UCI.
+fn sans_to_ucis(sans: &[&str]) -> Vec<String> {
+    use shakmaty::{san::San, CastlingMode, Chess, Position};
+    let mut pos = Chess::default();
+    sans.iter()
+        .map(|s| {
+            let m = San::from_ascii(s.as_bytes())
+                .unwrap()
+                .to_move(&pos)
+                .unwrap_or_else(|e| panic!("{s} in {sans:?}: {e}"));
+            let uci = m.to_uci(CastlingMode::Standard).to_string();
+            pos.play_unchecked(m);
+            uci
+        })
+        .collect()
 }
 
 #[test]
@@ -689,13 +621,10 @@ fn a_host_cut_off_for_30_s_and_killed_meanwhile_loses_nothing() {
     let broker = Broker::start(root.path());
     let relay = Relay::start(broker.port);
     let games = short_games("games/gnuchess-book-1.02-shared.pgn", 40..=50, 6);
-    let agg = Daemon::start(
-        &aggregator_config(root.path(), broker.port),
-        &root.path().join("aggregator.log"),
-    );
+    let agg = aggregator_daemon(&aggregator_config(root.path(), broker.port));
     let stream = Stream::follow(&agg.base);
     let h = hall(root.path(), "hall-a", relay.port, 1, &games, 400.0);
-    let daemon = Daemon::start(&h.config, &h.log());
+    let daemon = host_daemon(&h, &[]);
     wait_until("6 plies on every board", Duration::from_secs(60), || {
         min_plies(&h) >= 6
     });
@@ -709,7 +638,7 @@ fn a_host_cut_off_for_30_s_and_killed_meanwhile_loses_nothing() {
     std::thread::sleep(Duration::from_secs(12));
     // The host dies during the outage and comes back, still cut off.
     daemon.kill_9();
-    let daemon = Daemon::start(&h.config, &h.log());
+    let daemon = host_daemon(&h, &[]);
     let left = Duration::from_secs(30).saturating_sub(cut_at.elapsed());
     std::thread::sleep(left);
     let during: usize = h
@@ -765,18 +694,12 @@ fn an_aggregator_started_after_40_plies_rebuilds_every_board() {
         hall(root.path(), "hall-a", broker.port, 1, &games[..4], 400.0),
         hall(root.path(), "hall-b", broker.port, 5, &games[4..], 400.0),
     ];
-    let _daemons: Vec<Daemon> = halls
-        .iter()
-        .map(|h| Daemon::start(&h.config, &h.log()))
-        .collect();
+    let _daemons: Vec<Daemon> = halls.iter().map(|h| host_daemon(h, &[])).collect();
     wait_until("40 plies on every board", Duration::from_secs(150), || {
         halls.iter().all(|h| min_plies(h) >= 40)
     });
     let late = Instant::now();
-    let agg = Daemon::start(
-        &aggregator_config(root.path(), broker.port),
-        &root.path().join("aggregator.log"),
-    );
+    let agg = aggregator_daemon(&aggregator_config(root.path(), broker.port));
     let stream = Stream::follow(&agg.base);
     wait_until(
         "the late aggregator to have 40 plies everywhere",
@@ -838,7 +761,7 @@ fn listen(port: u16, user: &str, password: &str, filter: &str) -> Received {
 }
 
 #[test]
-fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers() {
+fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers_over_tls() {
     let _one = serial();
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
@@ -883,14 +806,21 @@ fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers() {
     .unwrap();
     std::fs::write(dir.join("hall-a.pw"), "pw-hall-a\n").unwrap();
     std::fs::write(dir.join("aggregator.pw"), "pw-aggregator\n").unwrap();
+    std::fs::write(dir.join("wrong.pw"), "pw-not-hall-a\n").unwrap();
+    // The daemons reach the broker over TLS (a CA of the test's own); the
+    // test's own listeners use a plain listener with the same users and ACL.
+    let tls = Tls::make(dir);
+    let tls_port = mosquitto::free_port();
     let broker = Broker::start_with(
         dir,
         &format!(
-            "allow_anonymous false\nuser root\npassword_file {}\nacl_file {}\n",
+            "allow_anonymous false\nuser root\npassword_file {}\nacl_file {}\n{}",
             passwd.display(),
-            acl.display()
+            acl.display(),
+            tls.listener(tls_port)
         ),
     );
+    let url = format!("mqtts://127.0.0.1:{tls_port}");
     let viewer = listen(broker.port, "viewer", "pw-viewer", "#");
     let arbiter_side = listen(
         broker.port,
@@ -914,43 +844,40 @@ fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers() {
         &config,
         format!(
             "[storage]\ndata_dir = {:?}\n[discovery]\nenabled = false\n\
-             [mqtt]\nenabled = true\nbroker = \"mqtt://127.0.0.1:{}\"\nhost = \"hall-a\"\n\
+             [mqtt]\nenabled = true\nbroker = {url:?}\nca_file = {:?}\nhost = \"hall-a\"\n\
              event = \"venue-test\"\nusername = \"hall-a\"\npassword_file = {:?}\n\
              [[board]]\nport = {port:?}\nnumber = 1\n",
             h_dir.join("data"),
-            broker.port,
+            tls.ca,
             dir.join("hall-a.pw")
         ),
     )
     .unwrap();
-    let agg = Daemon::start(
-        &aggregator_config_with(
-            dir,
-            broker.port,
-            &format!(
-                "username = \"aggregator\"\npassword_file = {:?}\n",
-                dir.join("aggregator.pw")
-            ),
+    let agg = aggregator_daemon(&aggregator_config_with(
+        dir,
+        &url,
+        &format!(
+            "ca_file = {:?}\nusername = \"aggregator\"\npassword_file = {:?}\n",
+            tls.ca,
+            dir.join("aggregator.pw")
         ),
-        &dir.join("aggregator.log"),
-    );
-    let _host = Daemon::start(&config, &h_dir.join("daemon.log"));
+    ));
+    let host = Daemon::start_env(&config, "off", &[]);
     let client = reqwest::blocking::Client::new();
     let logs = || {
-        [
-            "aggregator.log",
-            "hall-a/daemon.log",
+        let mut text = log_tails(dir, 60);
+        text.push_str(&log_tails(&dir.join("aggregator"), 60));
+        text.push_str(&log_tails(&h_dir, 60));
+        for f in [
             "hall-a/data/journal/events/board-1.jsonl",
             "hall-a/data/mqtt/acked.json",
-        ]
-        .iter()
-        .map(|f| {
-            format!(
+        ] {
+            text.push_str(&format!(
                 "--- {f}\n{}",
                 std::fs::read_to_string(dir.join(f)).unwrap_or_default()
-            )
-        })
-        .collect::<String>()
+            ));
+        }
+        text
     };
     wait_until_or(
         "the alert on the aggregator's dashboard",
@@ -1013,4 +940,178 @@ fn alerts_travel_only_on_the_arbiter_tree_which_the_acl_keeps_from_viewers() {
         .unwrap();
     assert!(public.contains("Nb4"), "{public}");
     assert!(!public.contains("illegal"), "{public}");
+    assert!(
+        host.log_text().contains("publishing to the MQTT broker"),
+        "{}",
+        host.log_text()
+    );
+    // The same host with a wrong password: refused, and it says what to check.
+    let wrong_dir = dir.join("wrong");
+    std::fs::create_dir_all(&wrong_dir).unwrap();
+    let wrong = wrong_dir.join("eboard-bridge.toml");
+    std::fs::write(
+        &wrong,
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .replace("hall-a.pw", "wrong.pw")
+            .replace("host = \"hall-a\"", "host = \"hall-x\"")
+            .replace(
+                &format!("{:?}", h_dir.join("data")),
+                &format!("{:?}", wrong_dir.join("data")),
+            ),
+    )
+    .unwrap();
+    let refused = Daemon::start_env(&wrong, "off", &[]);
+    wait_until_or(
+        "the refusal in the log",
+        Duration::from_secs(15),
+        || {
+            refused.log_text().contains(
+                "refused the user name or password; check [mqtt] username and password_file",
+            )
+        },
+        || refused.log_text(),
+    );
+}
+
+#[test]
+fn a_board_number_on_two_hosts_raises_an_alert_and_one_host_s_game_is_shown() {
+    let _one = serial();
+    let root = tempfile::tempdir().unwrap();
+    let broker = Broker::start(root.path());
+    let games = short_games("games/gnuchess-book-1.02-shared.pgn", 20..=40, 2);
+    let agg = aggregator_daemon(&aggregator_config(root.path(), broker.port));
+    let stream = Stream::follow(&agg.base);
+    let a = hall(root.path(), "hall-a", broker.port, 1, &games[..1], 400.0);
+    let _host_a = host_daemon(&a, &[]);
+    wait_until(
+        "hall-a's board 1 on the aggregator",
+        Duration::from_secs(60),
+        || stream.verified().contains_key(&1),
+    );
+    // A second host configured with the same board number.
+    let b = hall(root.path(), "hall-b", broker.port, 1, &games[1..], 400.0);
+    let _host_b = host_daemon(&b, &[]);
+    let client = reqwest::blocking::Client::new();
+    let board_1 = || -> String {
+        let state: Value = client
+            .get(format!("{}/arbiter/api/state", agg.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        state["boards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["board"] == 1)
+            .map(Value::to_string)
+            .unwrap_or_default()
+    };
+    wait_until_or(
+        "the clash alert on the aggregator's dashboard",
+        Duration::from_secs(30),
+        || board_1().contains("board_number_clash"),
+        || {
+            format!(
+                "{}\n{}",
+                board_1(),
+                log_tails(&root.path().join("aggregator"), 40)
+            )
+        },
+    );
+    let text = board_1();
+    assert!(
+        text.contains("Board number 1 is used by two hosts: hall-a and hall-b")
+            && text.contains("Give the board on hall-b a number of its own"),
+        "{text}"
+    );
+    // hall-b's game goes on, on hall-b; the aggregator shows hall-a's alone.
+    wait_until("hall-b's game to end", Duration::from_secs(120), || {
+        pgn_ucis(&b.data(), 1) == b.boards[0].1
+    });
+    assert_venue_complete(&[&a], &stream, Duration::from_secs(120), &agg);
+    assert_ne!(a.boards[0].1, b.boards[0].1, "two different games");
+}
+
+/// libfaketime (Debian's `libfaketime`; `.ci/run` installs it): a daemon of
+/// its own with a wall clock set apart, the monotonic clock left alone.
+fn faketime_library() -> PathBuf {
+    let found = std::fs::read_dir("/usr/lib")
+        .unwrap()
+        .flatten()
+        .map(|d| d.path().join("faketime/libfaketimeMT.so.1"))
+        .find(|p| p.exists());
+    found.expect("libfaketime is not installed; apt-get install libfaketime")
+}
+
+#[test]
+fn host_clocks_are_compared_and_a_board_s_times_never_go_back() {
+    let _one = serial();
+    let root = tempfile::tempdir().unwrap();
+    let broker = Broker::start(root.path());
+    let games = short_games("games/gnuchess-book-1.02-shared.pgn", 30..=45, 4);
+    let agg = aggregator_daemon(&aggregator_config(root.path(), broker.port));
+    let stream = Stream::follow(&agg.base);
+    let a = hall(root.path(), "hall-a", broker.port, 1, &games[..2], 400.0);
+    let b = hall(root.path(), "hall-b", broker.port, 3, &games[2..], 400.0);
+    // hall-b's wall clock is 90 s behind, and is set back 60 s more mid-game.
+    let clock = root.path().join("hall-b-clock");
+    std::fs::write(&clock, "-90s\n").unwrap();
+    let lib = faketime_library();
+    let _host_a = host_daemon(&a, &[]);
+    let _host_b = host_daemon(
+        &b,
+        &[
+            ("LD_PRELOAD", lib.to_str().unwrap()),
+            ("FAKETIME_TIMESTAMP_FILE", clock.to_str().unwrap()),
+            ("FAKETIME_CACHE_DURATION", "1"),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ],
+    );
+    wait_until("8 plies on every board", Duration::from_secs(90), || {
+        min_plies(&a) >= 8 && min_plies(&b) >= 8
+    });
+    std::fs::write(&clock, "-150s\n").unwrap();
+    assert_venue_complete(&[&a, &b], &stream, Duration::from_secs(150), &agg);
+    // The aggregator said how far behind hall-b's clock is, each time it changed.
+    let log = agg.log_text();
+    let behind: Vec<i64> = log
+        .lines()
+        .filter_map(|l| {
+            let rest = &l[l.find("host hall-b's clock is ")? + "host hall-b's clock is ".len()..];
+            let (ms, tail) = rest.split_once(" ms ")?;
+            tail.starts_with("behind").then(|| ms.parse().ok())?
+        })
+        .collect();
+    assert!(
+        behind.iter().any(|ms| (85_000..95_000).contains(ms))
+            && behind.iter().any(|ms| (145_000..155_000).contains(ms)),
+        "{behind:?}\n{log}"
+    );
+    assert!(!log.contains("host hall-a's clock"), "{log}");
+    // On the aggregator's time line a board's times never go back, and both
+    // hosts' events sit where the aggregator's clock saw them: the time an
+    // event came minus its time is about the same for either host (it would
+    // differ by 90 s and more on hall-b's own clock).
+    let mut last: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut lag: [Vec<i64>; 2] = Default::default();
+    for (v, at) in stream.events.lock().unwrap().iter() {
+        let (Some(board), Some(t)) = (v["board"].as_u64(), v["t_ms"].as_u64()) else {
+            continue;
+        };
+        let prev = last.insert(board, t).unwrap_or(0);
+        assert!(t >= prev, "board {board}: {t} ms after {prev} ms: {v}");
+        lag[usize::from(board > 2)].push(*at as i64 - t as i64);
+    }
+    let median = |v: &mut Vec<i64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let (lag_a, lag_b) = (median(&mut lag[0]), median(&mut lag[1]));
+    assert!(
+        (lag_a - lag_b).abs() < 3_000,
+        "hall-a's events {lag_a} ms, hall-b's {lag_b} ms from the aggregator's epoch"
+    );
 }
