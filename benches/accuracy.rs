@@ -119,9 +119,10 @@ fn main() {
             let opts = board(sim_options_for(Setup::Normal, i as u64, noise_on(), *hands));
             let out = run_game_as(game, &opts, hands.model);
             println!("{name} {hands:?}: exact {}", out.is_exact());
-            if out.is_exact() {
+            if out.is_exact() && std::env::var_os("SHOW_ALL").is_none() {
                 continue;
             }
+            println!("clk mismatches: {:?}", out.clk_mismatches);
             let run = eboard_bridge::accuracy::simulate_as(game, &opts, hands.model);
             let from = out.first_difference().unwrap_or(1).saturating_sub(3);
             println!(
@@ -156,7 +157,22 @@ fn main() {
                     run.script.pressed[k]
                 );
             }
-            for a in run.script.actions.iter().filter(|a| a.t_ms >= t0).take(60) {
+            // SHOW_T=A-B prints the hands' actions between A and B ms instead.
+            let window = std::env::var("SHOW_T").ok().and_then(|w| {
+                let (a, b) = w.split_once('-')?;
+                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+            });
+            let (from_t, to_t, most) = match window {
+                Some((a, b)) => (a, b, usize::MAX),
+                None => (t0, u64::MAX, 60),
+            };
+            for a in run
+                .script
+                .actions
+                .iter()
+                .filter(|a| a.t_ms >= from_t && a.t_ms <= to_t)
+                .take(most)
+            {
                 println!("  {:>8} {:?}", a.t_ms, a.action);
             }
         }

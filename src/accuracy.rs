@@ -226,7 +226,7 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
     let mut events = Vec::new();
     let mut clocks: Vec<Option<u64>> = Vec::new();
     let mut last_ply = 0;
-    let started = std::time::Instant::now();
+    let started = thread_cpu_time();
     // The same loop as `replay` and the daemon: ticks on the grid between chunks.
     let mut driver = CaptureDriver::new(session);
     for chunk in &run.chunks {
@@ -239,7 +239,7 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
     let end = driver.last_t();
     let session = driver.session;
     let kept = events.clone();
-    let reconstruction = started.elapsed();
+    let reconstruction = thread_cpu_time().saturating_sub(started);
 
     let mut out = Outcome {
         expected: game.uci_moves(),
@@ -410,4 +410,20 @@ pub fn expected_result(
         }
     }
     None
+}
+
+/// CPU time this thread has used: what reconstruction costs, whatever else
+/// shares the machine (wall time counts the other processes' turns too).
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is
+    // supported by Linux, the only platform this daemon targets.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }

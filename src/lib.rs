@@ -26,6 +26,7 @@ pub mod journal;
 pub mod leds;
 pub mod limits;
 pub mod metrics;
+pub mod mqtt;
 pub mod names;
 pub mod operator;
 pub mod pgn;

@@ -547,6 +547,7 @@ impl Session {
                     BoardFact::BusAddress(a) => info.bus_address = Some(a),
                 }
             }
+            Observation::ScanEnded => self.scan_ended(id, t_ms, out),
             Observation::Ack(_) => self.board(id).info.acks += 1,
             Observation::Heard => {
                 self.board(id);
@@ -556,6 +557,17 @@ impl Session {
                 self.learned.push((key, value));
             }
         }
+    }
+
+    /// The board's scan is over (a bus report's records are whole scans): the
+    /// tracker reads it as such at once instead of waiting for time to pass.
+    fn scan_ended(&mut self, id: BoardId, t_ms: Millis, out: &mut Vec<Stamped>) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let board = self.board(id);
+        board.tracker.scan_ended(t_ms, &mut scratch);
+        stamp(board, t_ms, &mut scratch, out);
+        self.scratch = scratch;
     }
 
     fn picture_changed(&mut self, id: BoardId, t_ms: Millis, out: &mut Vec<Stamped>) {

@@ -628,10 +628,15 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
         ]),
         &mut events,
     );
-    assert_eq!(
-        verified(&events[before..]),
-        vec![(4, "a7a5".into(), 30_300)]
-    );
+    // The press is given after that scan, never before it. The move is then
+    // verified once nothing else reads the board as well: a pawn gone from a6
+    // and one on a5 also read as White taking on a6 and sliding the pawn off,
+    // which a still board refutes within a second.
+    session.tick(31_300, &mut events);
+    let got = verified(&events[before..]);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].0, got[0].1.as_str()), (4, "a7a5"));
+    assert!((30_300..=31_300).contains(&got[0].2), "{got:?}");
 
     // A board that stops answering polls: its press is given after a second.
     let before = events.len();

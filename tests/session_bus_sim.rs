@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use eboard_bridge::events::{GameEvent, Severity, Stamped, TrackerEvent};
 use eboard_bridge::games::{load_index, Game};
-use eboard_bridge::session::Session;
+use eboard_bridge::session::{CaptureDriver, Session};
 use eboard_bridge::sim::{simulate_bus, SimOptions};
 use eboard_bridge::tracker::{start_number, TrackerConfig};
 use eboard_protocols::dgt::DgtCodec;
@@ -62,14 +62,14 @@ fn play_bus(
         ClockSide::Left
     };
     let run = simulate_bus(games, &opts);
-    let mut session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
+    let session = Session::new(1, DgtCodec::boxed(Mode::Single), TrackerConfig::default());
     let mut events: Vec<Stamped> = Vec::new();
-    let mut last = 0;
+    // The daemon's loop: the trackers ticked on the 100 ms grid between chunks.
+    let mut driver = CaptureDriver::new(session);
     for chunk in &run.chunks {
-        session.feed(chunk, &mut events);
-        last = chunk.t_ms;
+        driver.chunk(chunk, &mut events);
     }
-    session.tick(last + 10_000, &mut events);
+    driver.finish(10_000, &mut events);
 
     // Unconfigured bus boards are numbered by their address.
     let mut lines: BTreeMap<u32, Vec<String>> = BTreeMap::new();

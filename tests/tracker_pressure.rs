@@ -498,7 +498,7 @@ fn wrong_readings_are_corrected_in_the_open() {
     // Games in which the bench saw the tracker correct itself (numbered as the
     // bench numbers them: `cargo bench --bench accuracy -- blind trouble
     // forget=0.02 show=I`).
-    for i in [92, 199, 227] {
+    for i in [50, 249, 291] {
         let game = games[i];
         let out = run_game_as(
             game,

@@ -968,6 +968,23 @@ fn s53_result_gesture_is_a_result_not_a_move() {
 }
 
 #[test]
+fn s53a_king_set_down_a_moment_in_the_centre_is_no_result() {
+    // Time trouble: White's king, on its way f3-g4, is put down for a moment
+    // on e4, next to Black's king on d5: both kings in the centre for 150 ms.
+    let mut sc = fen("8/8/8/3k4/8/5K2/8/R7 w - - 0 1");
+    sc.lift("f3")
+        .place("e4", 'K')
+        .wait(150)
+        .lift("e4")
+        .place("g4", 'K')
+        .press(W)
+        .wait(3_000);
+    assert!(sc.results().is_empty(), "{:?}", sc.results());
+    assert_eq!(sc.sans(), s(&["Kg4"]));
+    assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
+}
+
+#[test]
 fn s53b_magic_piece_is_a_result() {
     let mut sc = Script::standard();
     sc.play("e2e4", W);

@@ -169,6 +169,10 @@ pub enum Observation {
     /// Several squares changed at once (a catch-up on history): passed on as
     /// one picture, and only if it differs from the last.
     Squares(Vec<(Square, Sensed)>),
+    /// The board's scan is over: every change it saw in that scan has been
+    /// reported (a DGT bus report holds whole scans). Boards that report
+    /// changes one at a time never say so; the tracker waits for time to pass.
+    ScanEnded,
     /// A clock reading.
     Clock(ClockReading),
     /// The board says no clock is connected.

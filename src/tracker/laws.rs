@@ -26,6 +26,7 @@ pub const TWO_HANDS: &str = "two_hands_suspected";
 pub const ILLEGAL_MOVE_STANDS: &str = "illegal_move_stands";
 pub const POSITION_UNKNOWN: &str = "game_in_progress_position_unknown";
 pub const MOVES_CORRECTED: &str = "moves_corrected";
+pub const MOVES_UNCERTAIN: &str = "moves_uncertain";
 
 /// Whether the tracker follows an alert of this kind until its condition is gone.
 pub fn resolvable(kind: &str) -> bool {

@@ -19,6 +19,8 @@
 //!   position of the game and held there (takeback, arbiter correction).
 
 mod clock_laws;
+mod evidence;
+mod follow;
 mod laws;
 mod results;
 mod search;
@@ -157,7 +159,9 @@ struct Step {
 
 /// A clock press whose move was still in the hand when it came.
 #[derive(Clone, Debug)]
-struct Press {
+pub(super) struct Press {
+    /// Its number in the game (the evidence engine's name for it).
+    id: u32,
     side: ClockSide,
     t: Millis,
     clock_ms: u64,
@@ -227,6 +231,8 @@ struct Game {
     chess960: Option<u32>,
     /// `history[0]` is the start, `history[i]` the position after verified ply `i`.
     history: Vec<Chess>,
+    /// `moves[i]` is verified ply `i + 1` (it leads from `history[i]`).
+    moves: Vec<Move>,
     pending: Vec<Step>,
 }
 
@@ -249,6 +255,12 @@ impl Game {
 
     fn ply(&self) -> u32 {
         (self.history.len() - 1) as u32
+    }
+
+    /// Keeps the verified plies up to `k`.
+    fn truncate(&mut self, k: usize) {
+        self.history.truncate(k + 1);
+        self.moves.truncate(k);
     }
 }
 
@@ -362,6 +374,20 @@ pub struct Tracker {
     /// board showed after it is unknown, so no picture is reported as displaced
     /// for a stillness that only the missing input made long enough.
     input_end: Option<Millis>,
+    /// Identity boards: the lines of play that every picture and press since
+    /// verified ply `anchor_ply` supports (see `evidence.rs`, `follow.rs`).
+    evidence: Option<evidence::Evidence>,
+    anchor_ply: usize,
+    /// The latest picture reads as legal play (made or under way) with no
+    /// suspicion of pieces being put back.
+    reading_is_play: bool,
+    /// The latest presses of the game, for the plies the evidence gives them to.
+    press_log: Vec<Press>,
+    /// The provisional move last withdrawn without a replacement, and its ply.
+    withdrawn_provisional: Option<(usize, Move)>,
+    /// The close readings disagree about the next ply to verify: since when,
+    /// and for which ply.
+    undecided: Option<(Millis, usize)>,
 }
 
 /// A move under way (the mover's piece in the hand) is reported as displaced
@@ -381,6 +407,9 @@ const POSITION_UNKNOWN_MS: Millis = 10_000;
 /// A position the board shows this long with nothing pending is certain:
 /// self-correction never withdraws it.
 const CERTAIN_STILL_MS: Millis = 2_000;
+/// Kings put in the centre end the game once they stay this long: a king
+/// set down for a moment next to the other on its way is a hand at work.
+const RESULT_GESTURE_HOLD_MS: Millis = 1_500;
 /// An unexplained picture still this long (a board scan: the squares of a move
 /// come at most one scan apart) is matched against the lines that withdraw the
 /// last uncertain plies or catch up on the line (self-correction).
@@ -396,6 +425,8 @@ const RESYNC_MAX_PLIES: usize = 6;
 /// A picture at least this old when the clock is pressed shows a move complete:
 /// longer than one board scan (200–250 ms).
 const STILL_BEFORE_PRESS_MS: Millis = 300;
+/// Presses kept for the evidence to give to plies.
+const PRESS_LOG: usize = 16;
 /// A press this soon after the previous one is a double press (a bounce, or both
 /// players' hands on the clock), never a press without a move.
 const DOUBLE_PRESS_MS: Millis = 500;
@@ -456,6 +487,12 @@ impl Tracker {
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
             same_scan_lifts_t: 0,
             input_end: None,
+            evidence: None,
+            anchor_ply: 0,
+            withdrawn_provisional: None,
+            press_log: Vec::new(),
+            reading_is_play: false,
+            undecided: None,
         }
     }
 
@@ -675,6 +712,22 @@ impl Tracker {
         )
     }
 
+    /// The board's current scan is over (its reports came whole, as a bus
+    /// report's do): what waited for the scan to be read whole is settled now.
+    pub fn scan_ended(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
+        let first = out.len();
+        if let Some(ev) = self.evidence.as_mut() {
+            if ev.scan_open(t_ms) {
+                ev.close_scan();
+                if self.phase == Phase::Playing && !self.gap {
+                    self.settle(t_ms, out);
+                }
+            }
+        }
+        self.number_alerts(&mut out[first..]);
+        self.review_alerts(out);
+    }
+
     /// Time passes with no input (drives hold timers).
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
         let first = out.len();
@@ -684,6 +737,15 @@ impl Tracker {
     }
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
+        if self.phase == Phase::Playing && self.online && !self.gap {
+            if let Some(ev) = self.evidence.as_mut() {
+                // A hand that has let go of its piece shows nothing new: time
+                // alone can complete a move.
+                ev.tick(t_ms);
+                let r = self.follow_evidence(t_ms, out);
+                self.engine_resolution(r);
+            }
+        }
         self.timers(t_ms, out);
     }
 
@@ -912,7 +974,7 @@ impl Tracker {
         let game = self.game.as_mut().ok_or(Refusal::NoRetraction)?;
         let now = game.history.len() - 1;
         if now > k {
-            game.history.truncate(k + 1);
+            game.truncate(k);
             out.push(TrackerEvent::Game(GameEvent::Retraction {
                 from_ply: (k + 1) as u32,
                 plies: ((k + 1) as u32..=now as u32).collect(),
@@ -933,6 +995,7 @@ impl Tracker {
             let san = SanPlus::from_move(before, mv).to_string();
             let uci = mv.to_uci(game.mode).to_string();
             game.history.push(next);
+            game.moves.push(mv);
             out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
                 ply: game.ply(),
                 san,
@@ -949,6 +1012,7 @@ impl Tracker {
         self.passed_back = None;
         self.press = None;
         self.ambiguous_lines.clear();
+        self.reset_evidence();
         let game = self.game.as_ref().expect("checked above");
         let tip = game.verified().board().clone();
         let ply = game.ply();
@@ -1185,6 +1249,7 @@ impl Tracker {
             mode: cand.mode,
             chess960: cand.chess960,
             history: vec![cand.pos],
+            moves: Vec::new(),
             pending: Vec::new(),
         });
         self.phase = Phase::Playing;
@@ -1221,6 +1286,7 @@ impl Tracker {
                 self.turn_started_t = Some(t);
             }
         }
+        self.reset_evidence();
         out.push(TrackerEvent::Game(GameEvent::GameStart {
             fen,
             chess960: cand.chess960,
@@ -1253,11 +1319,44 @@ impl Tracker {
             None => Target::Occupancy(occupancy),
         };
         self.last_board = board.clone();
-        self.seen.add(target);
-        let mut resolution = self.resolve(t, target, out);
+        // What each square showed matters to the picture matcher only; the
+        // engine reads every picture itself.
+        if self.evidence.is_none() || self.gap {
+            self.seen.add(target);
+        }
+        let clocked = !self.clockless();
+        let engine = match (&board, self.evidence.as_mut()) {
+            (Some(b), Some(ev)) => {
+                ev.set_clocked(clocked);
+                ev.picture(t, b);
+                true
+            }
+            _ => false,
+        };
+        let mut resolution = if engine && self.gap {
+            // Changes were missed while the link was down: the engine saw no
+            // hand at work. The picture matcher reaches the board (or says it
+            // cannot), and the engine starts again from what it finds.
+            let old = self.resolve(t, target, out);
+            if old == Resolution::Explained {
+                self.reset_evidence();
+            }
+            return self.after_resolution(t, raw, board.as_ref(), target, old, out);
+        } else if engine {
+            let r = self.follow_evidence(t, out);
+            // A reply read around a displaced piece still proves the move
+            // before it (6.2.1): settle whatever the picture's reading.
+            self.resolution = r;
+            self.settle(t, out);
+            r
+        } else {
+            self.resolve(t, target, out)
+        };
         if resolution == Resolution::Explained {
             // The board shows the game exactly: any displaced piece is back.
             self.displaced = None;
+        } else if engine {
+            // The engine reads play around a displaced piece by itself.
         } else if let (Some(b), Some((mask, snapshot))) = (&board, &self.displaced) {
             // Play went on around a displaced piece (7.4): read the move relative to
             // the last good position, as if the displaced squares were in order.
@@ -1275,6 +1374,21 @@ impl Tracker {
                 resolution = self.resolve(t, Target::Board(&corrected), out);
             }
         }
+        self.after_resolution(t, raw, board.as_ref(), target, resolution, out);
+    }
+
+    /// What follows from how a picture was read: an explained one clears the
+    /// episode; an unexplained one may be a result gesture, a turned board, an
+    /// illegal move standing, a takeback, or another game's start.
+    fn after_resolution(
+        &mut self,
+        t: Millis,
+        raw: &Picture,
+        board: Option<&Board>,
+        target: Target<'_>,
+        resolution: Resolution,
+        out: &mut Vec<TrackerEvent>,
+    ) {
         self.resolution = resolution;
         if resolution == Resolution::Explained {
             self.seen.reset(target);
@@ -1288,9 +1402,12 @@ impl Tracker {
             self.passed_back = None;
             return;
         }
-        if let Some(b) = &board {
-            if let Some(result) = result_gesture(b) {
-                self.end_game(result, ResultReason::ResultGesture, out);
+        if let Some(b) = board {
+            if result_gesture(b).is_some() {
+                // Kings passing through the centre on their way (one put
+                // down a moment on a square next to the other) are no
+                // result: the gesture counts once it stays, see
+                // `RESULT_GESTURE_HOLD_MS`. Until then, no other reading.
                 return;
             }
             if self.try_reorient(raw, out) {
@@ -1302,9 +1419,15 @@ impl Tracker {
         }
         let game = self.game.as_ref().expect("playing");
         let n = game.history.len() - 1;
-        let earlier = (0..n)
-            .rev()
-            .find(|&k| target.matches(game.history[k].board()));
+        // A board the evidence reads as legal play going on (a repetition, a
+        // move under way) is no takeback, whatever position it shows.
+        let earlier = if self.evidence.is_some() && self.reading_is_play {
+            None
+        } else {
+            (0..n)
+                .rev()
+                .find(|&k| target.matches(game.history[k].board()))
+        };
         self.takeback = match (earlier, self.takeback) {
             (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
             (Some(k), _) => Some((k, t)),
@@ -1584,7 +1707,14 @@ impl Tracker {
                 shakmaty::Bitboard::EMPTY
             };
         let game = self.game.as_mut().expect("playing");
-        let replaced_first = game.pending.get(j).map(|s| s.mv);
+        let ply = game.moves.len() + j;
+        // A provisional move withdrawn while the reading waited (the rook of a
+        // castling read as a move of its own, then the king lifted) is still
+        // what the castling replaced.
+        let replaced_first = game.pending.get(j).map(|s| s.mv).or(self
+            .withdrawn_provisional
+            .filter(|(p, _)| *p == ply)
+            .map(|(_, m)| m));
         game.pending.truncate(j);
         let burst = moves.len() >= 2;
         for (i, &mv) in moves.iter().enumerate() {
@@ -1680,7 +1810,10 @@ impl Tracker {
                         self.resolution == Resolution::Explained
                             && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
                     });
-                    let without_move = self.press.as_ref().is_some_and(|p| p.without_move);
+                    let without_move = self
+                        .press
+                        .as_ref()
+                        .is_some_and(|p| p.without_move && !self.evidence_owns(p.id));
                     if by_mover && stale && without_move {
                         // No move followed the press: 7.5.3.
                         let count = self.count_illegal(to_move);
@@ -1698,12 +1831,16 @@ impl Tracker {
                 return;
             };
             let n = game.pending.len();
-            if n < 2 {
+            let mover = game.verified().turn();
+            let complete_reply = game.pending.get(1).map(|s| s.mv);
+            // The opponent's reply made (6.2.1), or under way: his hand is on
+            // the board, so the move before it was let go of.
+            let reply = complete_reply.or_else(|| self.reply_under_way());
+            if n < 2 && reply.is_none() {
                 // The reply is gone (taken back in the hand): a wait for the late
                 // press starts afresh when it is made again.
                 self.late_press_wait = None;
             }
-            let mover = game.verified().turn();
             let press_side = self.press.as_ref().map(|p| p.side);
             let for_mover = match press_side {
                 Some(side) => self.presser(side, mover) == mover,
@@ -1713,15 +1850,29 @@ impl Tracker {
                 // A late press by the previous mover (6.2.2): it completes nothing new.
                 self.press = None;
             }
-            if n >= 2 {
-                if !for_mover && self.awaits_late_press(t, mover, n) {
+            if let Some(reply) = reply {
+                // No late press to wait for when the evidence has the move's
+                // own press already.
+                let pressed = self.evidence_press_for_next().is_some();
+                if !for_mover && !pressed && self.awaits_late_press(t, mover, reply) {
                     return;
                 }
-                let press = if for_mover { self.press.take() } else { None };
+                // A reply read from a scan whose reports are still coming in
+                // may be a partial picture (one scan's squares come in any
+                // order): the scan is read whole first.
+                if self.evidence.as_ref().is_some_and(|ev| ev.scan_open(t)) {
+                    return;
+                }
+                if !self.may_verify(t, out) {
+                    return;
+                }
+                let press = self.press_for_first(for_mover);
                 self.verify_first(press.as_ref(), out);
                 continue;
             }
-            if for_mover && self.resolution == Resolution::Explained {
+            if for_mover
+                && (self.resolution == Resolution::Explained || self.only_displaced_noise())
+            {
                 // The press came first and this picture, seen after it, completes
                 // the move: the board scanned it after the hand reached the clock,
                 // so nothing of this move is still in transit, except the rest of
@@ -1743,8 +1894,8 @@ impl Tracker {
                 } else {
                     self.config.press_settle_ms
                 };
-                if t >= p.t.max(self.last_change_t) + settle {
-                    let press = self.press.take();
+                if t >= p.t.max(self.last_change_t) + settle && self.may_verify(t, out) {
+                    let press = self.press_for_first(true);
                     self.verify_first(press.as_ref(), out);
                 }
             }
@@ -1756,39 +1907,44 @@ impl Tracker {
     /// press: the mover's clock still runs, so the press is still to come (6.2.2)
     /// and only it shows the time the record must carry. Held while the reply is
     /// the only move after it, for at most `late_press_ms`.
-    fn awaits_late_press(&mut self, t: Millis, mover: Color, n: usize) -> bool {
+    fn awaits_late_press(&mut self, t: Millis, mover: Color, reply: Move) -> bool {
         let running = self
             .white_side
             .zip(self.last_reading.and_then(|r| r.running_side()))
             .map(|(w, s)| side_color(s, w));
         let ply = self.ply();
-        let reply = self
-            .game
-            .as_ref()
-            .and_then(|g| g.pending.get(1))
-            .map(|s| s.mv);
-        let (Some(reply), true) = (reply, n == 2) else {
+        let n = self.game.as_ref().map_or(0, |g| g.pending.len());
+        if n > 2 {
             self.late_press_wait = None;
             return false;
-        };
+        }
         if self.clockless() || running != Some(mover) {
             self.late_press_wait = None;
             return false;
         }
         // The wait belongs to this reply: a reply changed or taken back and made
         // again starts it afresh.
+        // A reply still under way may be read as another candidate move on the
+        // next picture: the same reply, the wait goes on.
         let since = match self.late_press_wait {
-            Some((p, mv, since)) if p == ply && mv == reply => since,
-            _ => {
-                self.late_press_wait = Some((ply, reply, t));
-                t
-            }
+            Some((p, mv, since)) if p == ply && (mv == reply || n < 2) => since,
+            _ => t,
         };
+        self.late_press_wait = Some((ply, reply, since));
         t < since + self.config.late_press_ms
     }
 
     /// Publishes the first provisional move as verified.
     fn verify_first(&mut self, press: Option<&Press>, out: &mut Vec<TrackerEvent>) {
+        // The press the evidence gives this ply (a late one, or one read
+        // before the move completed) when the caller has none at hand.
+        let logged = match press {
+            Some(_) => None,
+            None => self
+                .evidence_press_for_next()
+                .and_then(|id| self.press_log.iter().find(|p| p.id == id).cloned()),
+        };
+        let press = press.or(logged.as_ref());
         let white_side = self.white_side;
         let last_reading = self.last_reading;
         let game = self.game.as_mut().expect("playing");
@@ -1800,6 +1956,7 @@ impl Tracker {
         let uci = step.mv.to_uci(game.mode).to_string();
         let fen = Fen::from_position(&step.pos, EnPassantMode::Legal).to_string();
         game.history.push(step.pos.clone());
+        game.moves.push(step.mv);
         let ply = game.ply();
         let (clock_ms, emt_ms) = match press {
             Some(p) => (Some(p.clock_ms), p.emt_ms),
@@ -1968,6 +2125,7 @@ impl Tracker {
         let plies = game.ply();
         let chess960 = game.chess960;
         game.history = vec![stood.clone()];
+        game.moves.clear();
         let what = laws::describe_moves(before.board(), &illegal, mover)
             .unwrap_or_else(|| "the illegal move".into());
         let stood_alert = self.open_alerts.remove(open);
@@ -2002,6 +2160,8 @@ impl Tracker {
         }));
         self.clear_move_state();
         self.seen.reset(Target::Board(&illegal));
+        self.last_board = Some(illegal.clone());
+        self.reset_evidence();
         self.play_picture(t, raw, out);
         true
     }
@@ -2042,6 +2202,7 @@ impl Tracker {
                 let was_quarter = self.orientation.is_quarter_turn();
                 self.orientation = o;
                 self.last_board = Some(tip.clone());
+                self.reset_evidence();
                 self.resolution = Resolution::Explained;
                 self.unexplained_since = None;
                 self.takeback = None;
@@ -2065,6 +2226,7 @@ impl Tracker {
         out: &mut Vec<TrackerEvent>,
     ) {
         let press = Press {
+            id: self.presses_in_game + 1,
             side,
             t,
             clock_ms: reading.side(side).millis,
@@ -2084,6 +2246,7 @@ impl Tracker {
             .is_some_and(|p| t.saturating_sub(p) < DOUBLE_PRESS_MS);
         let first = self.presses_in_game == 0;
         self.presses_in_game += 1;
+
         self.last_press_t = Some(t);
         let candidate_7_5_3 = !double
             && !first
@@ -2103,6 +2266,13 @@ impl Tracker {
             // The side not to move starts the opponent's clock (6.6).
             self.white_side = Some(color_side(side, !game.verified().turn()));
         }
+        if let (Some(w), Some(ev)) = (self.white_side, self.evidence.as_mut()) {
+            ev.press(t, side_color(side, w), self.presses_in_game);
+            if !self.gap {
+                let r = self.follow_evidence(t, out);
+                self.engine_resolution(r);
+            }
+        }
         let mut press = press;
         press.matched = self.pressed_for_shown_move(side);
         // Still means still for a board scan: a picture that changed just before
@@ -2110,11 +2280,15 @@ impl Tracker {
         // touching d2 on its way to c3, the press made before the release), and
         // the board reports the rest a scan later.
         press.on_still_move = press.matched
-            && self.resolution == Resolution::Explained
+            && (self.resolution == Resolution::Explained || self.only_displaced_noise())
             && t.saturating_sub(self.last_change_t) >= STILL_BEFORE_PRESS_MS;
         press.without_move = candidate_7_5_3
             && self.resolution == Resolution::Explained
             && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
+        self.press_log.push(press.clone());
+        if self.press_log.len() > PRESS_LOG {
+            self.press_log.remove(0);
+        }
         self.press = Some(press);
         self.settle(t, out);
     }
@@ -2219,6 +2393,22 @@ impl Tracker {
 
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
+        if self.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
+            if let Some(result) = self.last_board.as_ref().and_then(result_gesture) {
+                self.end_game(result, ResultReason::ResultGesture, out);
+                return;
+            }
+        }
+        if self.resolution != Resolution::Explained
+            && (self.only_displaced_noise() || self.reply_under_way().is_some())
+        {
+            // A move made around displaced pieces settles as on a clean board;
+            // one whose reply is under way is proven by it.
+            self.settle(t, out);
+            if self.phase != Phase::Playing {
+                return;
+            }
+        }
         match self.resolution {
             Resolution::Explained => {
                 self.settle(t, out);
@@ -2228,7 +2418,9 @@ impl Tracker {
                 let game = self.game.as_ref().expect("playing");
                 if game.pending.is_empty() && still >= CERTAIN_STILL_MS {
                     self.certain_ply = game.history.len() - 1;
+                    self.advance_anchor(self.certain_ply);
                 }
+                let game = self.game.as_ref().expect("playing");
                 if game.pending.is_empty() || still < self.config.clockless_hold_ms {
                     return;
                 }
@@ -2241,6 +2433,7 @@ impl Tracker {
                 if self.clockless() || game.tip().is_game_over() || unpressed {
                     while self.phase == Phase::Playing
                         && self.game.as_ref().is_some_and(|g| !g.pending.is_empty())
+                        && self.may_verify(t, out)
                     {
                         self.verify_first(None, out);
                     }
@@ -2267,7 +2460,7 @@ impl Tracker {
                         return;
                     }
                 }
-                if let Some(board) = self.last_board.clone() {
+                if let Some(board) = self.last_board.clone().filter(|_| self.evidence.is_none()) {
                     // A burst whose middle the board never reported (a reply lifted
                     // the piece within one scan of its landing): once the picture is
                     // still, two plies are read without the check against what the
@@ -2293,7 +2486,7 @@ impl Tracker {
                         }
                     }
                 }
-                if let Some(board) = self.last_board.clone() {
+                if let Some(board) = self.last_board.clone().filter(|_| self.evidence.is_none()) {
                     let still = t.saturating_sub(self.last_change_t);
                     let boundary = self.pressed_in_episode() || still >= RESYNC_QUIET_MS;
                     if still >= RESYNC_STILL_MS
@@ -2339,7 +2532,19 @@ impl Tracker {
                 let board = self.last_board.clone();
                 // With candidates pending (an ambiguity), the press was for one of them.
                 let candidates = !self.ambiguous_lines.is_empty();
-                if let Some(press) = self.press.as_mut().filter(|p| !candidates && !p.matched) {
+                // A legal move the evidence reads on the board (made, or still
+                // under way) is no illegal move, whatever the press.
+                let presser = self
+                    .press
+                    .as_ref()
+                    .zip(self.white_side)
+                    .map(|(p, w)| side_color(p.side, w));
+                let legal = self.evidence_clears_press(presser);
+                if let Some(press) = self
+                    .press
+                    .as_mut()
+                    .filter(|p| !candidates && !p.matched && !legal)
+                {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         out.extend(self.illegal_press_alert(board.as_ref()));
@@ -2583,7 +2788,7 @@ impl Tracker {
                 self.result_ply = None;
                 self.clock_laws.reopen();
             }
-            game.history.truncate(k + 1);
+            game.truncate(k);
             out.push(TrackerEvent::Game(GameEvent::Retraction {
                 from_ply: (k + 1) as u32,
                 plies: ((k + 1) as u32..=n as u32).collect(),
@@ -2661,7 +2866,7 @@ impl Tracker {
         let game = self.game.as_mut().expect("playing");
         let n = game.history.len() - 1;
         self.withdrawn = Some(withdrawn_from(game, k));
-        game.history.truncate(k + 1);
+        game.truncate(k);
         game.pending.clear();
         let plies: Vec<u32> = ((k + 1) as u32..=n as u32).collect();
         out.push(TrackerEvent::Game(GameEvent::Retraction {
@@ -2699,6 +2904,7 @@ impl Tracker {
         self.resolution = Resolution::Explained;
         self.unexplained_since = None;
         self.unexplained_alerted = false;
+        self.reset_evidence();
     }
 }
 

@@ -215,10 +215,25 @@ impl DgtCodec {
                 // picture the board showed, and the order matters to the tracker.
                 for r in records {
                     match r {
-                        EeRecord::Field { square, sensed, .. } => out.push(Observed {
-                            board,
-                            what: Observation::Square { square, sensed },
-                        }),
+                        EeRecord::Field {
+                            square,
+                            sensed,
+                            recent,
+                        } => {
+                            // Records come in the order the board scanned
+                            // them, all at the poll's time: one not flagged as
+                            // close to the one before begins a new scan.
+                            if !recent {
+                                out.push(Observed {
+                                    board,
+                                    what: Observation::ScanEnded,
+                                });
+                            }
+                            out.push(Observed {
+                                board,
+                                what: Observation::Square { square, sensed },
+                            });
+                        }
                         // The board writes a clock record at each lever change,
                         // in order with the field records. It is the only
                         // place a bus host learns *when* a press came relative
@@ -246,6 +261,11 @@ impl DgtCodec {
                         _ => self.dgt.ee_records_unused += 1,
                     }
                 }
+                // The report holds whole scans: the last one is complete.
+                out.push(Observed {
+                    board,
+                    what: Observation::ScanEnded,
+                });
                 if self.state(board).held_press.is_some_and(|h| h.report_after) {
                     self.release_press(board, t_ms, out);
                 }

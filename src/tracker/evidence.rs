@@ -1,0 +1,1230 @@
+//! Which lines of play explain *every* observation, in the order it came.
+//!
+//! A DGT board reports each square change at the first scan after it, so the
+//! pictures a tracker sees are samples of the hands at work: a piece lifted, a
+//! piece crossing squares on its way, a capture half made, a reply begun
+//! before the last piece of the move before it was reported. Matching only the
+//! still pictures against the positions a few plies away (fewest plies first)
+//! fails exactly when play is fast: a piece that moves twice in one unpressed
+//! stretch reads as one move, two move orders that end on the same board read
+//! as an ambiguity, and a slide that crossed a legal square reads as a move.
+//!
+//! This module keeps instead a small set of *hypotheses*: lines of legal moves
+//! from an anchor (a position known for certain), each with the ply that is
+//! under way (its candidate moves) and a cost. Every picture must be, for a
+//! hypothesis to stay cheap, one of:
+//! - the position after its line (at rest);
+//! - a moment of the ply under way: each square the ply touches shows what it
+//!   held before, what it holds after, or nothing (the piece is in the hand);
+//!   an empty square may show the moving piece (a slide, a brush) or the
+//!   captured piece (slid off the board);
+//! - the same after one or two more plies completed between two scans (a
+//!   capture answered within one board scan never shows its capturing piece).
+//!
+//! Anything else is *noise* and costs: an occupied square read empty (a
+//! flicker, a piece knocked or adjusted), a piece read as another of its
+//! colour (an off-centre misread), a piece where none can be. Noise never kills
+//! a hypothesis: a knocked piece is put back, and the line goes on.
+//!
+//! The clock constrains the plies: a press (the lever going down on a side)
+//! belongs to the latest ply its player has begun; that ply must be complete
+//! soon after (the hand lets go of the piece within a fraction of a second of
+//! the press). A player who forgets to press costs the hypothesis a little,
+//! and the opponent's press that follows finds its side already down and is
+//! not seen at all, which costs nothing. A press no ply can own (7.5.3) costs
+//! much.
+//!
+//! The tracker publishes a ply only once every hypothesis within a margin of
+//! the cheapest agrees on it ([`Evidence::consensus`]), so a reading that the
+//! next picture could still overturn is never published; when a published
+//! ply turns out wrong after all, the hypotheses that explain the board say
+//! what to publish instead (self-correction).
+//!
+//! Costs are rough bits of surprise: what a human hand does often is cheap,
+//! what sensors do rarely is dear. They only ever compare hypotheses of the
+//! same observations.
+
+use shakmaty::{attacks, Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Square};
+
+use crate::events::Millis;
+
+use super::search::diff;
+
+/// A square read empty that should hold a piece, per picture.
+const FLICKER: u32 = 7;
+/// A piece read as another piece of its colour, per picture.
+const MISREAD: u32 = 8;
+/// A piece where none can be, per picture.
+const STRAY: u32 = 10;
+/// The moving (or captured) piece seen on a square it only crosses, per picture.
+const TRANSIENT: u32 = 2;
+/// The captured piece seen on a square it is slid over on its way off the board.
+const TRANSIENT_CAPTURED: u32 = 3;
+/// The moving or taken piece seen on a square off its way (not crossed, not
+/// next to where it goes, not straight off the board).
+const TRANSIENT_ASTRAY: u32 = 6;
+/// The same, on a square that holds another piece (one hand brushing past it).
+const TRANSIENT_ON_PIECE: u32 = 5;
+/// A ply under way whose picture is exactly the position after it: the hand
+/// paused on the square it goes to, rather than let go (per picture).
+const PAUSE: u32 = 1;
+/// Per [`LET_GO_MS`] of stillness: a move read as under way with a piece
+/// standing on a square it only crosses (or on its own square, not let go),
+/// or still under way after its press was due.
+const HELD: u32 = 6;
+/// Nothing changed on the board for this long: a piece standing on the square
+/// its move goes to was let go.
+const LET_GO_MS: Millis = 800;
+/// A player who did not press after his move, with his clock running.
+const FORGOT: u32 = 4;
+/// A press made after the opponent began his reply (6.2.2).
+const LATE_PRESS: u32 = 1;
+/// A press made after the opponent completed his reply.
+const LATE_PRESS_AFTER_REPLY: u32 = 3;
+/// A second ply completed between two scans, never seen under way.
+const SECOND_UNSEEN: u32 = 3;
+/// A completed move whose piece no scan saw where it went.
+const UNSEEN_LANDING: u32 = 3;
+/// A press reported before any square of its move.
+const EARLY_PRESS: u32 = 1;
+/// A press for a ply read as under way with every piece down on the board.
+const PRESSED_ALL_DOWN: u32 = 3;
+/// A press no ply can own.
+const PRESS_WITHOUT_MOVE: u32 = 8;
+/// A picture showing the pressed ply still under way after `PRESS_DUE_MS`.
+const OVERDUE: u32 = 2;
+
+/// The hand lets go within this long after its press (a press may come just
+/// before the release, and the board reports a square up to a scan late).
+const PRESS_DUE_MS: Millis = 700;
+/// A press reported before its ply was seen: the ply must begin within this.
+const EARLY_PRESS_MS: Millis = 400;
+
+/// Hypotheses costing more than the cheapest by this are dropped.
+const BEAM: u32 = 30;
+/// At most this many hypotheses are kept.
+const MAX_HYPS: usize = 48;
+/// Reports closer than this belong to one board scan (a scan takes 200–250 ms;
+/// its reports follow each other at the line's speed, about 5 ms apart).
+const SCAN_GAP_MS: Millis = 60;
+/// At most this many plies complete between two pictures.
+const MAX_JUMP: usize = 2;
+
+/// How one ply of a hypothesis was pressed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark {
+    /// The press (its number, see [`Evidence::press`]) that completed it.
+    pub press: Option<u32>,
+    /// Its player forgot to press (the lever stayed on his side).
+    pub forgot: bool,
+}
+
+/// A candidate for the ply under way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cand {
+    mv: Move,
+    /// Its cost beyond the hypothesis's own.
+    extra: u32,
+    /// The latest picture needed noise to be read as this move under way.
+    noisy: bool,
+}
+
+/// One line of play that may explain what the board showed.
+#[derive(Clone, Debug)]
+pub struct Hyp {
+    /// The plies completed since the anchor.
+    pub line: Vec<Move>,
+    /// How each ply of `line` was pressed.
+    pub marks: Vec<Mark>,
+    /// The position after `line`.
+    pos: Chess,
+    /// The ply under way: its candidate moves (none: at rest).
+    active: Vec<Cand>,
+    /// The press that the ply under way already has.
+    active_press: Option<u32>,
+    cost: u32,
+    /// The latest picture needed noise (at rest), see [`Hyp::noisy`].
+    noisy: bool,
+    /// A press reported before its ply began: (press, deadline).
+    early: Option<(u32, Millis)>,
+    /// The ply under way was pressed: it must be complete by then.
+    due: Option<Millis>,
+    /// Plies whose press can no longer come (the same player moved again).
+    closed: usize,
+    /// Stretches of [`LET_GO_MS`] charged for a hand still at work long after
+    /// the latest report.
+    held_charged: u32,
+    /// When a picture last needed noise to be read this way.
+    noise_t: Option<Millis>,
+}
+
+impl Hyp {
+    fn at_rest(pos: Chess) -> Hyp {
+        Hyp {
+            line: Vec::new(),
+            marks: Vec::new(),
+            pos,
+            active: Vec::new(),
+            active_press: None,
+            cost: 0,
+            noisy: false,
+            early: None,
+            due: None,
+            closed: 0,
+            held_charged: 0,
+            noise_t: None,
+        }
+    }
+
+    /// The position after the completed plies.
+    pub fn pos(&self) -> &Chess {
+        &self.pos
+    }
+
+    /// A ply is under way (a piece in the hand, a move half made).
+    pub fn moving(&self) -> bool {
+        !self.active.is_empty()
+    }
+
+    /// The cheapest candidate of the ply under way.
+    pub fn under_way_best(&self) -> Option<Move> {
+        self.best_cand().map(|c| c.mv)
+    }
+
+    /// The latest picture could only be read with noise (a square that shows
+    /// what no legal play puts there).
+    pub fn noisy(&self) -> bool {
+        match self.best_cand() {
+            Some(c) => c.noisy,
+            None => self.noisy,
+        }
+    }
+
+    /// The ply under way shows every piece it moves down on the board (its
+    /// cheapest candidate), as if let go.
+    fn all_down(&self, shown: &Board) -> bool {
+        self.best_cand().is_some_and(|c| {
+            let e = effect(&self.pos, c.mv);
+            let before = self.pos.board();
+            let (_, noise, started) = frame_reading(before, &e, shown);
+            started
+                && noise == 0
+                && (shown == &e.after
+                    || shown.occupied().count()
+                        >= before.occupied().count().min(e.after.occupied().count()))
+        })
+    }
+
+    /// A picture since `t` needed noise to be read this way.
+    pub fn noisy_since(&self, t: Millis) -> bool {
+        self.noise_t.is_some_and(|n| n >= t)
+    }
+
+    /// How many squares of `shown` this reading takes as noise.
+    pub fn noise_squares(&self, shown: &Board) -> u32 {
+        match self.best_cand() {
+            Some(c) => frame_reading(self.pos.board(), &effect(&self.pos, c.mv), shown).1,
+            None => diff(self.pos.board(), shown).count() as u32,
+        }
+    }
+
+    /// Total cost: the hypothesis's own plus its cheapest candidate's.
+    pub fn cost(&self) -> u32 {
+        self.cost + self.best_cand().map_or(0, |c| c.extra)
+    }
+
+    fn best_cand(&self) -> Option<&Cand> {
+        self.active.iter().min_by_key(|c| c.extra)
+    }
+
+    /// The completed plies, and the ply under way when one of its candidates
+    /// is cheaper than every other.
+    pub fn claimed(&self) -> Vec<Move> {
+        let mut line = self.line.clone();
+        if let Some(best) = self.best_cand() {
+            if self
+                .active
+                .iter()
+                .all(|c| c.mv == best.mv || c.extra > best.extra)
+            {
+                line.push(best.mv);
+            }
+        }
+        line
+    }
+
+    /// Two hypotheses that will read every later observation alike: the same
+    /// line, the same ply under way or none, and the same presses still open.
+    fn same_state(&self, other: &Hyp) -> bool {
+        let recent = |h: &Hyp| {
+            let n = h.marks.len();
+            h.marks[n.saturating_sub(2)..]
+                .iter()
+                .map(|m| (m.press.is_some(), m.forgot))
+                .collect::<Vec<_>>()
+        };
+        self.line == other.line
+            && self.moving() == other.moving()
+            && self.early.is_some() == other.early.is_some()
+            && self.active_press.is_some() == other.active_press.is_some()
+            && recent(self) == recent(other)
+    }
+
+    /// The ply under way may be `m`: one of its candidates within `margin` of
+    /// the cheapest.
+    pub fn may_be_making(&self, m: Move, margin: u32) -> bool {
+        let best = self.best_cand().map_or(0, |c| c.extra);
+        self.active
+            .iter()
+            .any(|c| c.mv == m && c.extra <= best + margin)
+    }
+
+    /// Press `id` belongs to the ply under way (or waits for the next).
+    pub fn owns_active_press(&self, id: u32) -> bool {
+        self.active_press == Some(id) || self.early.is_some_and(|(p, _)| p == id)
+    }
+
+    /// Press `id` belongs to one of its plies (or waits for the next).
+    pub fn owns_press(&self, id: u32) -> bool {
+        self.marks.iter().rev().take(4).any(|m| m.press == Some(id))
+            || self.active_press == Some(id)
+            || self.early.is_some_and(|(p, _)| p == id)
+    }
+
+    /// Plies begun: completed ones and the one under way.
+    fn started(&self) -> usize {
+        self.line.len() + usize::from(self.moving())
+    }
+}
+
+/// The hypotheses about one board's game since the last certain position.
+#[derive(Clone, Debug)]
+pub struct Evidence {
+    anchor: Chess,
+    /// The ply before the anchor was one whose player forgot to press.
+    anchor_forgot: bool,
+    /// The hypotheses after the latest picture.
+    hyps: Vec<Hyp>,
+    /// The board scan whose reports are still coming: its latest picture
+    /// (when it came), and the hypotheses before the scan began.
+    scan: Option<(Millis, Board)>,
+    before_scan: Vec<Hyp>,
+    /// The latest picture and when it came.
+    last: Option<(Millis, Board)>,
+    /// Presses are expected (the board has a clock).
+    clocked: bool,
+}
+
+impl Evidence {
+    /// Starts from a position known for certain (its picture is what the board
+    /// shows at rest).
+    pub fn new(anchor: Chess) -> Evidence {
+        Evidence {
+            hyps: vec![Hyp::at_rest(anchor.clone())],
+            anchor,
+            anchor_forgot: false,
+            scan: None,
+            before_scan: Vec::new(),
+            last: None,
+            clocked: true,
+        }
+    }
+
+    /// Starts from a position known for certain with `line` taken as played
+    /// after it (plies the tracker already reads on the board).
+    pub fn with_line(anchor: Chess, line: &[Move]) -> Evidence {
+        let mut ev = Evidence::new(anchor);
+        let h = &mut ev.hyps[0];
+        for &m in line {
+            complete(h, m, None);
+        }
+        // Their presses are the tracker's business: none is owed here.
+        h.closed = h.line.len();
+        ev
+    }
+
+    /// Whether the board has a clock: without one, no press is owed.
+    pub fn set_clocked(&mut self, clocked: bool) {
+        self.clocked = clocked;
+    }
+
+    /// The cheapest hypothesis.
+    pub fn best(&self) -> &Hyp {
+        self.hyps.first().expect("never empty")
+    }
+
+    /// The hypotheses costing at most `margin` more than the cheapest.
+    pub fn viable(&self, margin: u32) -> impl Iterator<Item = &Hyp> {
+        let limit = self.best().cost().saturating_add(margin);
+        self.hyps.iter().filter(move |h| h.cost() <= limit)
+    }
+
+    /// Moves the anchor `k` plies on along `moves` (which every kept
+    /// hypothesis must begin with): what is certain is no longer searched.
+    pub fn advance_anchor(&mut self, moves: &[Move]) {
+        if moves.is_empty() {
+            return;
+        }
+        self.scan = None;
+        self.hyps.retain(|h| h.line.starts_with(moves));
+        if self.hyps.is_empty() {
+            let mut pos = self.anchor.clone();
+            for &m in moves {
+                pos.play_unchecked(m);
+            }
+            *self = Evidence::new(pos);
+            return;
+        }
+        let k = moves.len();
+        let forgot = self.hyps[0].marks[k - 1].forgot;
+        for h in &mut self.hyps {
+            h.line.drain(..k);
+            h.marks.drain(..k);
+            h.closed = h.closed.saturating_sub(k);
+        }
+        for &m in moves {
+            self.anchor.play_unchecked(m);
+        }
+        self.anchor_forgot = forgot;
+    }
+
+    /// The colour that plays ply `i` (0-based) after the anchor.
+    fn mover(&self, i: usize) -> Color {
+        if i.is_multiple_of(2) {
+            self.anchor.turn()
+        } else {
+            !self.anchor.turn()
+        }
+    }
+
+    /// A picture (a full board in the game's frame) at `t`.
+    ///
+    /// The board reports one scan's changes one square at a time, in any
+    /// order: the reply's first lift may come before the last placement of
+    /// the move it answers. Only a whole scan is a moment of the hands, so a
+    /// picture that comes within [`SCAN_GAP_MS`] of the one before replaces
+    /// it: the scan is read again, from the hypotheses before it, with its
+    /// latest picture.
+    pub fn picture(&mut self, t: Millis, shown: &Board) {
+        let same_scan = self
+            .scan
+            .as_ref()
+            .is_some_and(|(last, _)| t.saturating_sub(*last) <= SCAN_GAP_MS);
+        if !same_scan {
+            self.before_scan = std::mem::take(&mut self.hyps);
+        }
+        self.scan = Some((t, shown.clone()));
+        self.last = Some((t, shown.clone()));
+        self.hyps = self.step(&self.before_scan, t, shown);
+    }
+
+    /// Reads `shown` at `t` from the hypotheses `from`.
+    fn step(&self, from: &[Hyp], t: Millis, shown: &Board) -> Vec<Hyp> {
+        let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 2);
+        for h in from {
+            expand(h, t, shown, &mut next);
+        }
+        for h in &mut next {
+            h.held_charged = 0;
+            if h.noisy() {
+                h.noise_t = Some(t);
+            }
+            if let Some(due) = h.due {
+                if h.moving() && t > due {
+                    h.cost += OVERDUE;
+                }
+            }
+            if let Some((_, deadline)) = h.early {
+                if t > deadline {
+                    h.early = None;
+                    h.cost += PRESS_WITHOUT_MOVE;
+                }
+            }
+            self.close_plies(h);
+        }
+        keep(next)
+    }
+
+    /// The scan whose reports were coming in is whole.
+    pub fn close_scan(&mut self) {
+        self.scan = None;
+    }
+
+    /// A board scan's reports may still be coming in at `t`.
+    pub fn scan_open(&self, t: Millis) -> bool {
+        self.scan
+            .as_ref()
+            .is_some_and(|(last, _)| t.saturating_sub(*last) <= SCAN_GAP_MS)
+    }
+
+    /// Time passes with no input: a scan with no report for a while is over,
+    /// and presses reported early whose ply never began are presses without
+    /// a move.
+    pub fn tick(&mut self, t: Millis) {
+        if self
+            .scan
+            .as_ref()
+            .is_some_and(|(last, _)| t.saturating_sub(*last) > SCAN_GAP_MS)
+        {
+            self.scan = None;
+        }
+        let mut changed = false;
+        // Whole stretches of stillness since the latest picture.
+        let still = self.last.as_ref().and_then(|(last, b)| {
+            let n = t.saturating_sub(*last) / LET_GO_MS;
+            (n > 0).then_some((n as u32, b))
+        });
+        for h in &mut self.hyps {
+            if let Some((_, deadline)) = h.early {
+                if t > deadline {
+                    h.early = None;
+                    h.cost += PRESS_WITHOUT_MOVE;
+                    changed = true;
+                }
+            }
+            if !h.moving() {
+                continue;
+            }
+            // Nothing has changed for a while. A hand may hold a piece in the
+            // air for long, but not keep it on a square it only crosses, nor
+            // on the square it goes to without letting go, nor go on with a
+            // move whose press was due long ago.
+            let Some((stretches, shown)) = still else {
+                continue;
+            };
+            if stretches <= h.held_charged {
+                continue;
+            }
+            let overdue = h.due.is_some_and(|due| t > due);
+            let odd = h.best_cand().is_some_and(|c| {
+                let e = effect(&h.pos, c.mv);
+                frame_cost(h.pos.board(), &e, shown).0 > 0
+            });
+            if overdue || odd {
+                h.cost += HELD * (stretches - h.held_charged);
+                h.held_charged = stretches;
+                changed = true;
+            }
+        }
+        if changed {
+            self.hyps = keep(std::mem::take(&mut self.hyps));
+        }
+    }
+
+    /// The clock's lever went down on `color`'s side at `t`: press number `id`.
+    /// A press reported with a scan still coming in was made before that
+    /// scan: it is read before the scan's squares.
+    pub fn press(&mut self, t: Millis, color: Color, id: u32) {
+        let in_scan = self
+            .scan
+            .as_ref()
+            .is_some_and(|(last, _)| t.saturating_sub(*last) <= SCAN_GAP_MS);
+        let from = if in_scan {
+            std::mem::take(&mut self.before_scan)
+        } else {
+            self.scan = None;
+            std::mem::take(&mut self.hyps)
+        };
+        let mut next = Vec::with_capacity(from.len() * 2);
+        // What the board showed when the press came (before the scan still
+        // coming in, if one is).
+        let shown = if in_scan {
+            None
+        } else {
+            self.last.as_ref().map(|(_, b)| b.clone())
+        };
+        for h in &from {
+            self.assign_press(h, t, color, id, shown.as_ref(), &mut next);
+        }
+        let pressed = keep(next);
+        match self.scan.clone() {
+            Some((st, shown)) => {
+                self.before_scan = pressed;
+                self.hyps = self.step(&self.before_scan, st, &shown);
+            }
+            None => self.hyps = pressed,
+        }
+    }
+
+    /// Every ply of `h` the press may belong to, each a hypothesis of its own.
+    fn assign_press(
+        &self,
+        h: &Hyp,
+        t: Millis,
+        color: Color,
+        id: u32,
+        shown: Option<&Board>,
+        out: &mut Vec<Hyp>,
+    ) {
+        let first = out.len();
+        let started = h.started();
+        // The latest ply the presser has begun (plies alternate: the last or
+        // the one before).
+        let own = (0..started).rev().find(|&i| self.mover(i) == color);
+        if let Some(i) = own.filter(|&i| i >= h.closed) {
+            let active = h.moving() && i == started - 1;
+            let free = if active {
+                h.active_press.is_none()
+            } else {
+                h.marks[i].press.is_none()
+            };
+            if free {
+                let mut g = h.clone();
+                if active {
+                    g.active_press = Some(id);
+                    g.due = Some(t + PRESS_DUE_MS);
+                    // Every piece down on the board and the hand at the clock:
+                    // nothing is held any more, the move is made.
+                    if shown.is_some_and(|b| h.all_down(b)) {
+                        g.cost += PRESSED_ALL_DOWN;
+                    }
+                } else {
+                    g.marks[i].press = Some(id);
+                    if i + 1 < h.line.len() {
+                        // The opponent's reply was complete already.
+                        g.cost += LATE_PRESS_AFTER_REPLY;
+                    } else if i + 1 < started {
+                        // The opponent had begun his reply (6.2.2).
+                        g.cost += LATE_PRESS;
+                    }
+                }
+                out.push(g);
+            }
+        }
+        if own.is_none() && started <= 1 && self.mover(0) != color {
+            // The press of the ply that led to the anchor, come late.
+            let mut g = h.clone();
+            if started == 1 {
+                g.cost += LATE_PRESS;
+            }
+            out.push(g);
+        }
+        if self.mover(started) == color && h.early.is_none() {
+            // Reported before any square of its ply was.
+            let mut g = h.clone();
+            g.early = Some((id, t + EARLY_PRESS_MS));
+            g.cost += EARLY_PRESS;
+            out.push(g);
+        }
+        if out.len() == first {
+            let mut g = h.clone();
+            g.cost += PRESS_WITHOUT_MOVE;
+            out.push(g);
+        }
+    }
+
+    /// Settles the press of every ply its player can no longer press for.
+    fn close_plies(&self, h: &mut Hyp) {
+        while h.closed + 3 <= h.started() {
+            let i = h.closed;
+            if h.marks[i].press.is_none() {
+                let before_forgot = if i == 0 {
+                    self.anchor_forgot
+                } else {
+                    h.marks[i - 1].forgot
+                };
+                // After a forgotten press the opponent's press finds his side
+                // down already: not seen, and nothing forgotten.
+                if !before_forgot && self.clocked {
+                    h.marks[i].forgot = true;
+                    h.cost += FORGOT;
+                }
+            }
+            h.closed += 1;
+        }
+    }
+}
+
+/// Keeps the cheapest distinct hypotheses. Two with the same line and a
+/// ply under way are one: their candidates are merged, each at its
+/// cheaper cost.
+fn keep(mut hyps: Vec<Hyp>) -> Vec<Hyp> {
+    hyps.sort_by_key(Hyp::cost);
+    let mut kept: Vec<Hyp> = Vec::with_capacity(MAX_HYPS);
+    let limit = hyps.first().map_or(0, Hyp::cost).saturating_add(BEAM);
+    for h in hyps {
+        if kept.len() >= MAX_HYPS || h.cost() > limit {
+            break;
+        }
+        let twin = kept.iter_mut().find(|k| k.same_state(&h));
+        match twin {
+            None => kept.push(h),
+            Some(k) => {
+                // `k` is at least as cheap; add the candidates it lacks.
+                for c in h.active {
+                    let extra = (h.cost + c.extra).saturating_sub(k.cost);
+                    match k.active.iter_mut().find(|d| d.mv == c.mv) {
+                        Some(d) => {
+                            if extra < d.extra {
+                                d.extra = extra;
+                                d.noisy = c.noisy;
+                            }
+                        }
+                        None => k.active.push(Cand { extra, ..c }),
+                    }
+                }
+            }
+        }
+    }
+    debug_assert!(!kept.is_empty());
+    kept
+}
+
+/// What a move does to the squares.
+struct Effect {
+    after: Board,
+    /// Squares whose content the move changes, and its pieces' origins.
+    touched: Bitboard,
+    /// Squares that hold a piece after the move that they did not hold before.
+    landing: Bitboard,
+    /// Pieces of the mover the hand carries (may show on squares crossed).
+    movers: [Option<Piece>; 3],
+    /// The piece taken (may show on squares it is slid over).
+    captured: Option<Piece>,
+    /// A promotion square and the pawn that may stand on it before the swap.
+    promo_pawn: Option<(Square, Piece)>,
+    /// Where a carried piece is put down on the way: the squares a slide
+    /// crosses, and the neighbours of where it goes (a brush).
+    on_the_way: Bitboard,
+    /// Where the taken piece may be slid on its way off the board: straight
+    /// from its square, a few squares.
+    slid_off: Bitboard,
+}
+
+fn effect(pos: &Chess, m: Move) -> Effect {
+    let before = pos.board();
+    let us = pos.turn();
+    let mut next = pos.clone();
+    next.play_unchecked(m);
+    let after = next.board().clone();
+    let changed = diff(before, &after);
+    let mut touched = changed;
+    let mut movers = [None; 3];
+    let mut captured = None;
+    let mut promo_pawn = None;
+    match m {
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => {
+            touched.add(from);
+            movers[0] = Some(role.of(us));
+            if let Some(p) = promotion {
+                movers[1] = Some(p.of(us));
+                promo_pawn = Some((to, Role::Pawn.of(us)));
+            }
+            captured = capture.map(|r| r.of(!us));
+        }
+        Move::EnPassant { from, .. } => {
+            touched.add(from);
+            movers[0] = Some(Role::Pawn.of(us));
+            captured = Some(Role::Pawn.of(!us));
+        }
+        Move::Castle { king, rook } => {
+            touched.add(king);
+            touched.add(rook);
+            movers[0] = Some(Role::King.of(us));
+            movers[1] = Some(Role::Rook.of(us));
+        }
+        Move::Put { role, .. } => movers[0] = Some(role.of(us)),
+    }
+    let landing = changed & after.occupied();
+    let path = |from: Square, to: Square| attacks::between(from, to) | attacks::king_attacks(to);
+    let on_the_way = match m {
+        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => path(from, to),
+        Move::Castle { king, rook } => {
+            let (k, r) = m.castling_side().map_or((king, rook), |side| {
+                (
+                    Square::from_coords(side.king_to_file(), king.rank()),
+                    Square::from_coords(side.rook_to_file(), rook.rank()),
+                )
+            });
+            path(king, k) | path(rook, r)
+        }
+        Move::Put { to, .. } => attacks::king_attacks(to),
+    };
+    let slid_off = match captured.map(|_| capture_square(m)) {
+        Some(sq) => attacks::rook_attacks(sq, Bitboard::EMPTY) & near(sq),
+        None => Bitboard::EMPTY,
+    };
+    Effect {
+        after,
+        touched,
+        landing,
+        movers,
+        captured,
+        promo_pawn,
+        on_the_way,
+        slid_off,
+    }
+}
+
+/// The squares a move changes, from its squares alone (cheap, for skipping
+/// moves that cannot explain a change): origin, destination, the passed pawn
+/// of an en passant, all four squares of a castling.
+fn quick_touched(m: Move) -> Bitboard {
+    match m {
+        Move::Castle { king, rook } => {
+            let mut b = Bitboard::from(king) | Bitboard::from(rook);
+            if let Some(side) = m.castling_side() {
+                b.add(Square::from_coords(side.king_to_file(), king.rank()));
+                b.add(Square::from_coords(side.rook_to_file(), rook.rank()));
+            }
+            b
+        }
+        _ => super::search::touched(m),
+    }
+}
+
+/// The square of the piece `m` takes (the passed pawn's, en passant).
+fn capture_square(m: Move) -> Square {
+    match m {
+        Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()),
+        _ => m.to(),
+    }
+}
+
+/// Squares at most three king steps from `sq` (a taken piece is slid off
+/// the board by the shortest way, a few squares).
+fn near(sq: Square) -> Bitboard {
+    let mut b = Bitboard::from(sq);
+    for _ in 0..3 {
+        b |= b
+            .into_iter()
+            .fold(Bitboard::EMPTY, |acc, s| acc | attacks::king_attacks(s));
+    }
+    b
+}
+
+/// The cost of reading `shown` where `expected` should be, as noise.
+fn noise(expected: Option<Piece>, shown: Option<Piece>) -> u32 {
+    match (expected, shown) {
+        (Some(_), None) => FLICKER,
+        (Some(e), Some(s)) if e.color == s.color => MISREAD,
+        _ => STRAY,
+    }
+}
+
+/// Reads `shown` as the board at rest in `pos`: the cost of the noise needed.
+fn rest_cost(pos: &Board, shown: &Board) -> u32 {
+    diff(pos, shown)
+        .into_iter()
+        .map(|sq| noise(pos.piece_at(sq), shown.piece_at(sq)))
+        .sum()
+}
+
+/// Reads `shown` as a moment of the move `e` from `before`: its cost, whether
+/// noise was needed, and whether the move has visibly begun.
+fn frame_cost(before: &Board, e: &Effect, shown: &Board) -> (u32, bool, bool) {
+    let (cost, noise, started) = frame_reading(before, e, shown);
+    (cost, noise > 0, started)
+}
+
+/// [`frame_cost`], with the number of squares read as noise.
+fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool) {
+    let mut cost = 0;
+    let mut noisy = false;
+    let mut noise_squares = 0;
+    let mut started = false;
+    for sq in diff(before, shown) {
+        let was = before.piece_at(sq);
+        let now = shown.piece_at(sq);
+        if e.touched.contains(sq) {
+            let after = e.after.piece_at(sq);
+            if now.is_none()
+                || now == after
+                || e.promo_pawn.is_some_and(|p| p == (sq, now.unwrap()))
+            {
+                started = true;
+                continue;
+            }
+            // A promotion's hand may put one piece down and swap it for
+            // another before letting go (4.6.3: the piece released counts).
+            let swapped = e.promo_pawn.is_some_and(|(psq, pawn)| {
+                psq == sq && now.is_some_and(|p| p.color == pawn.color && p.role != Role::King)
+            });
+            if swapped {
+                started = true;
+                cost += PAUSE;
+                continue;
+            }
+        }
+        if let Some(p) = now {
+            let moving = e.movers.contains(&Some(p));
+            if moving || e.captured == Some(p) {
+                started |= moving;
+                let expected_there = if moving {
+                    e.on_the_way.contains(sq)
+                } else {
+                    e.slid_off.contains(sq)
+                };
+                cost += match (was.is_none(), moving, expected_there) {
+                    // A piece put down off its way: a hand that hesitated.
+                    (_, _, false) => TRANSIENT_ASTRAY,
+                    (false, _, true) => TRANSIENT_ON_PIECE,
+                    (true, true, true) => TRANSIENT,
+                    // Taken pieces are lifted off far more often than slid.
+                    (true, false, true) => TRANSIENT_CAPTURED,
+                };
+                continue;
+            }
+        }
+        let expected = if e.touched.contains(sq) {
+            let a = noise(was, now);
+            let b = noise(e.after.piece_at(sq), now);
+            a.min(b)
+        } else {
+            noise(was, now)
+        };
+        cost += expected;
+        noisy = true;
+        noise_squares += 1;
+    }
+    if started && !noisy {
+        // Every piece is on the board: no hand holds one. Either the hand
+        // paused on the square it goes to, or half of a two-piece move (the
+        // rook of a castling) stands done: a completed move of its own reads
+        // the same picture without that.
+        let all_down =
+            shown.occupied().count() >= before.occupied().count().min(e.after.occupied().count());
+        if shown == &e.after || all_down {
+            cost += PAUSE;
+        }
+    }
+    (cost, noise_squares, started)
+}
+
+/// Whether `m` may be complete in `shown`, and what that costs: nothing when
+/// its piece stands where it goes; [`UNSEEN_LANDING`] when the square changed
+/// but shows something else (the reply took the piece off within one scan),
+/// when a pawn's double step left its square as it was (taken en passant
+/// within one scan), or when a capture's square shows what it showed before
+/// (recaptured within one scan by a piece like the one taken). `None`:
+/// nothing landed.
+fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u32> {
+    if e.landing.is_empty() {
+        return Some(0);
+    }
+    let changed = |sq: Square| shown.piece_at(sq) != before.piece_at(sq);
+    if e.landing
+        .into_iter()
+        .any(|sq| shown.piece_at(sq) == e.after.piece_at(sq))
+    {
+        return Some(0);
+    }
+    let double_step = matches!(m, Move::Normal { role: Role::Pawn, from, to, .. }
+        if from.distance(to) == 2 && changed(from));
+    // A capture recaptured within one scan by a piece like the one it took
+    // leaves its square showing what it showed before.
+    let recaptured = m.is_capture() && m.from().is_some_and(changed);
+    (e.landing.into_iter().any(changed) || double_step || recaptured).then_some(UNSEEN_LANDING)
+}
+
+/// Candidates this much dearer than their cheapest sibling are dropped: the
+/// same hand cannot be read both ways.
+const CANDIDATE_SPREAD: u32 = 14;
+
+fn prune_candidates(cands: &mut Vec<Cand>) {
+    if let Some(best) = cands.iter().map(|c| c.extra).min() {
+        cands.retain(|c| c.extra <= best + CANDIDATE_SPREAD);
+    }
+}
+
+/// Every way `h` goes on to explain `shown`.
+fn expand(h: &Hyp, t: Millis, shown: &Board, out: &mut Vec<Hyp>) {
+    if h.active.is_empty() {
+        from_rest(h, shown, MAX_JUMP, out);
+        return;
+    }
+    let before = h.pos.board();
+    let mut going = Vec::with_capacity(h.active.len());
+    for c in &h.active {
+        let e = effect(&h.pos, c.mv);
+        let (cost, noisy, started) = frame_cost(before, &e, shown);
+        if started {
+            going.push(Cand {
+                mv: c.mv,
+                extra: c.extra + cost,
+                noisy,
+            });
+        }
+        // The move completed (something landed where it lands).
+        if let Some(landing) = landing_cost(&e, c.mv, before, shown) {
+            let mut done = h.clone();
+            done.active.clear();
+            done.cost += c.extra + landing;
+            complete(&mut done, c.mv, h.active_press);
+            from_rest(&done, shown, MAX_JUMP - 1, out);
+        }
+    }
+    prune_candidates(&mut going);
+    if going.is_empty() {
+        // Every square of the move shows what it held: the piece was put back.
+        let mut rest = h.clone();
+        // What the hand did so far cost at least its cheapest candidate.
+        rest.cost = h.cost();
+        rest.active.clear();
+        rest.due = None;
+        if let Some(p) = rest.active_press.take() {
+            // Its press came for a move not made after all: it waits for one.
+            rest.early = Some((p, t + EARLY_PRESS_MS));
+        }
+        let c = rest_cost(before, shown);
+        rest.cost += c;
+        rest.noisy = c > 0;
+        out.push(rest);
+    } else {
+        let mut cont = h.clone();
+        cont.active = going;
+        out.push(cont);
+    }
+}
+
+/// Appends the completed move `m` (with the press it had) to `h`'s line.
+fn complete(h: &mut Hyp, m: Move, press: Option<u32>) {
+    h.pos.play_unchecked(m);
+    h.line.push(m);
+    h.marks.push(Mark {
+        press,
+        forgot: false,
+    });
+    h.active_press = None;
+    h.due = None;
+}
+
+/// `h` at rest: stays there, begins a ply, or completes up to `jumps` plies.
+fn from_rest(h: &Hyp, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
+    let before = h.pos.board();
+    let d = diff(before, shown);
+    let mut stay = h.clone();
+    let c = rest_cost(before, shown);
+    stay.cost += c;
+    stay.noisy = c > 0;
+    out.push(stay);
+    if d.is_empty() {
+        return;
+    }
+    let mut begun = Vec::new();
+    for m in h.pos.legal_moves() {
+        if (quick_touched(m) & d).is_empty() {
+            continue;
+        }
+        let e = effect(&h.pos, m);
+        let (cost, noisy, started) = frame_cost(before, &e, shown);
+        if started {
+            begun.push(Cand {
+                mv: m,
+                extra: cost,
+                noisy,
+            });
+        }
+        if jumps == 0 {
+            continue;
+        }
+        if let Some(landing) = landing_cost(&e, m, before, shown) {
+            let mut done = h.clone();
+            let press = done.early.take().map(|(p, _)| p);
+            complete(&mut done, m, press);
+            done.cost += landing;
+            if jumps < MAX_JUMP {
+                done.cost += SECOND_UNSEEN;
+            }
+            from_rest(&done, shown, jumps - 1, out);
+        }
+    }
+    prune_candidates(&mut begun);
+    if !begun.is_empty() {
+        let mut going = h.clone();
+        going.active = begun;
+        if let Some((p, _)) = going.early.take() {
+            going.active_press = Some(p);
+        }
+        out.push(going);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::uci::UciMove;
+
+    fn play(pos: &Chess, uci: &str) -> (Move, Chess) {
+        let m = uci.parse::<UciMove>().unwrap().to_move(pos).unwrap();
+        let mut next = pos.clone();
+        next.play_unchecked(m);
+        (m, next)
+    }
+
+    /// A hand on a board: lifts and placements, each seen as a picture.
+    struct Hands {
+        board: Board,
+        t: Millis,
+        ev: Evidence,
+        presses: u32,
+    }
+
+    impl Hands {
+        fn new(pos: &Chess) -> Hands {
+            Hands {
+                board: pos.board().clone(),
+                t: 0,
+                ev: Evidence::new(pos.clone()),
+                presses: 0,
+            }
+        }
+        fn lift(&mut self, sq: &str, dt: Millis) {
+            self.t += dt;
+            self.board.discard_piece_at(sq.parse().unwrap());
+            self.ev.picture(self.t, &self.board);
+        }
+        fn place(&mut self, sq: &str, piece: char, dt: Millis) {
+            self.t += dt;
+            self.board
+                .set_piece_at(sq.parse().unwrap(), Piece::from_char(piece).unwrap());
+            self.ev.picture(self.t, &self.board);
+        }
+        fn press(&mut self, c: Color, dt: Millis) {
+            self.t += dt;
+            self.presses += 1;
+            self.ev.press(self.t, c, self.presses);
+        }
+        fn dump(&self) {
+            for h in &self.ev.hyps {
+                eprintln!(
+                    "  cost {} line {:?} active {:?} noisy {} early {:?}",
+                    h.cost(),
+                    h.line.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+                    h.active
+                        .iter()
+                        .map(|c| (c.mv.to_string(), c.extra))
+                        .collect::<Vec<_>>(),
+                    h.noisy(),
+                    h.early
+                );
+            }
+        }
+        fn line(&self) -> Vec<String> {
+            self.dump();
+            self.ev
+                .best()
+                .line
+                .iter()
+                .map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string())
+                .collect()
+        }
+        /// The plies every reading within 6 of the cheapest claims alike.
+        fn agreed(&self) -> Vec<String> {
+            let best = self.ev.best().claimed();
+            let n = self
+                .ev
+                .viable(6)
+                .map(|h| {
+                    h.claimed()
+                        .iter()
+                        .zip(&best)
+                        .take_while(|(a, b)| a == b)
+                        .count()
+                })
+                .min()
+                .unwrap_or(0);
+            self.line()[..n.min(self.line().len())].to_vec()
+        }
+    }
+
+    fn fen(f: &str) -> Chess {
+        f.parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_slide_across_a_legal_square_is_one_move_and_the_order_of_a_fast_burst_is_kept() {
+        // 1. Nf3 Nc6 2. d4 d6 3. e4, then Bc8 slides over d7 and e6 to g4, and
+        // Be3 Nf6 follow within half a second, each pressed.
+        let mut pos = Chess::default();
+        for u in ["g1f3", "b8c6", "d2d4", "d7d6", "e2e4"] {
+            pos = play(&pos, u).1;
+        }
+        let mut h = Hands::new(&pos);
+        h.lift("c8", 100);
+        h.place("d7", 'b', 40);
+        h.lift("d7", 180);
+        h.place("e6", 'b', 30);
+        h.lift("e6", 50);
+        h.press(Color::Black, 13);
+        h.place("g4", 'b', 10);
+        h.lift("c1", 90);
+        h.press(Color::White, 70);
+        h.place("e3", 'B', 30);
+        h.lift("g8", 20);
+        h.press(Color::Black, 100);
+        h.place("f6", 'n', 40);
+        assert_eq!(h.line(), ["c8g4", "c1e3", "g8f6"]);
+        assert_eq!(h.agreed(), ["c8g4", "c1e3", "g8f6"]);
+    }
+
+    #[test]
+    fn a_king_that_moves_twice_around_a_forgotten_press() {
+        // Black: Kg8-g7 (forgets to press); White: Re1-e2 (press unseen: his
+        // side is down); Black: Kg7-f7 and presses.
+        let pos = fen("6k1/8/8/8/8/8/5PPP/4R1K1 b - - 0 1");
+        let mut h = Hands::new(&pos);
+        h.lift("g8", 500);
+        h.place("g7", 'k', 300);
+        h.lift("e1", 900);
+        h.place("e2", 'R', 300);
+        h.lift("g7", 600);
+        h.place("f7", 'k', 300);
+        h.press(Color::Black, 200);
+        assert_eq!(h.line(), ["g8g7", "e1e2", "g7f7"]);
+        assert_eq!(h.agreed(), ["g8g7", "e1e2", "g7f7"]);
+    }
+
+    #[test]
+    fn a_rook_that_goes_there_and_back() {
+        let pos = fen("6k1/8/8/8/8/8/5PPP/4R1K1 w - - 0 1");
+        let mut h = Hands::new(&pos);
+        h.lift("e1", 500);
+        h.place("f1", 'R', 300);
+        h.lift("g8", 700);
+        h.place("h8", 'k', 300);
+        h.press(Color::Black, 200);
+        h.lift("f1", 600);
+        h.place("e1", 'R', 300);
+        h.press(Color::White, 200);
+        assert_eq!(h.line(), ["e1f1", "g8h8", "f1e1"]);
+    }
+
+    #[test]
+    fn a_capture_answered_within_one_scan() {
+        // Bxf7+ Kxf7: the bishop is lifted off f7 by the king's hand before
+        // any scan saw it there.
+        let pos = fen("rnbqk2r/pppp1ppp/5n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 1");
+        let mut h = Hands::new(&pos);
+        h.lift("f7", 300);
+        h.lift("c4", 250);
+        h.press(Color::White, 250);
+        h.lift("e8", 250);
+        h.place("f7", 'k', 250);
+        h.press(Color::Black, 250);
+        assert_eq!(h.line(), ["c4f7", "e8f7"]);
+        assert_eq!(h.agreed(), ["c4f7", "e8f7"]);
+    }
+
+    #[test]
+    fn a_flicker_changes_nothing_and_a_lifted_piece_put_back_is_no_move() {
+        let mut h = Hands::new(&Chess::default());
+        h.lift("a2", 1000);
+        h.place("a2", 'P', 220);
+        assert!(h.line().is_empty());
+        assert!(!h.ev.best().moving());
+        h.lift("e2", 1000);
+        h.place("e4", 'P', 300);
+        h.press(Color::White, 300);
+        assert_eq!(h.line(), ["e2e4"]);
+    }
+}

@@ -1,0 +1,503 @@
+//! How the tracker follows a board that reports piece identities: the
+//! provisional line, what may be verified and what must be corrected all come
+//! from the evidence engine (`evidence.rs`), which reads every picture and
+//! press in the order they came.
+//!
+//! - The provisional line is the cheapest reading that keeps every verified
+//!   ply ([`Tracker::follow_evidence`]).
+//! - A ply is verified only when every close reading that keeps the verified
+//!   plies agrees on it ([`Tracker::may_verify`]); the usual proofs of
+//!   completion (press, reply, hold) still decide *when*.
+//! - When every close reading contradicts a verified ply and the board is at
+//!   rest, the verified line is corrected in the open
+//!   ([`Tracker::correct_from_evidence`]): one `Retraction`, the corrected plies,
+//!   an info alert.
+//! - Readings the board can never tell apart (a pawn's double step taken en
+//!   passant before any scan saw it land, and the single step taken normally,
+//!   leave the same squares) would hold the record back for ever: after
+//!   [`UNDECIDED_MS`] the cheapest is published and the arbiters are told what
+//!   else it may have been.
+
+use shakmaty::{san::SanPlus, Move, Position};
+
+use super::evidence::{Evidence, Hyp};
+use super::{laws, Resolution, Step, Tracker};
+use crate::events::{Alert, GameEvent, Millis, Severity, TrackerEvent};
+
+/// Readings costing at most this much more than the cheapest are possible.
+const MARGIN: u32 = 5;
+/// A verified line is withdrawn once every reading that keeps it costs this
+/// much more than the cheapest.
+const REFUTED: u32 = 10;
+/// A reading that needs more squares than this taken as noise is not followed:
+/// a knocked piece or two leave play readable, a board turned or set up anew
+/// does not.
+const MOST_NOISE_FOLLOWED: u32 = 2;
+/// A published ply is corrected only once the board has shown the other
+/// reading this long (or a press came since it did).
+const CORRECT_STILL_MS: Millis = 1_000;
+/// A board back on an earlier position through unpressed plies is a takeback
+/// when reading it forward needed noise this recently (pieces put back in the
+/// reverse order of the moves).
+const TAKEBACK_NOISE_MS: Millis = 3_000;
+/// Close readings that keep disagreeing this long about the next ply to verify
+/// are ones the board cannot tell apart.
+pub(super) const UNDECIDED_MS: Millis = 4_000;
+
+impl Tracker {
+    /// Starts the engine afresh from the verified position (and the provisional
+    /// plies, which it takes as made), for boards that report identities.
+    pub(super) fn reset_evidence(&mut self) {
+        self.evidence = None;
+        self.undecided = None;
+        let Some(game) = self.game.as_ref() else {
+            return;
+        };
+        if self.last_board.is_none() {
+            // Occupancy-only boards keep the picture matcher.
+            return;
+        }
+        let line: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
+        self.evidence = Some(Evidence::with_line(game.verified().clone(), &line));
+        self.anchor_ply = game.moves.len();
+    }
+
+    /// The verified plies since the engine's anchor.
+    fn verified_since_anchor(&self) -> &[Move] {
+        let game = self.game.as_ref().expect("playing");
+        &game.moves[self.anchor_ply.min(game.moves.len())..]
+    }
+
+    /// The cheapest reading within `margin` that keeps every verified ply.
+    fn published_reading(&self, margin: u32) -> Option<&Hyp> {
+        let ev = self.evidence.as_ref()?;
+        let verified = self.verified_since_anchor();
+        ev.viable(margin).find(|h| h.line.starts_with(verified))
+    }
+
+    /// Brings the provisional line in line with the evidence after a picture,
+    /// a press or time passing, and says how the board reads now: explained
+    /// (at rest on the line), or not (a move under way, or noise: a piece
+    /// knocked, an illegal move, a takeback).
+    pub(super) fn follow_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> Resolution {
+        self.reading_is_play = false;
+        let Some(ev) = self.evidence.as_ref() else {
+            return self.resolution;
+        };
+        let best = ev.best();
+        let (moving, noisy) = (best.moving(), best.noisy());
+        let k = self.verified_since_anchor().len();
+        let shown = self.last_board.clone();
+        let reading = self.published_reading(REFUTED).map(|h| {
+            // Pieces put back are read as moves only with noise on the way
+            // (the last move undone first is out of turn); a repetition
+            // played without presses reads clean.
+            let played = h.marks[k.min(h.marks.len())..]
+                .iter()
+                .any(|m| m.press.is_some())
+                || !h.noisy_since(self.last_change_t.saturating_sub(TAKEBACK_NOISE_MS));
+            let noise = shown.as_ref().map_or(0, |b| h.noise_squares(b));
+            (h.line.clone(), h.moving(), h.noisy(), played, noise)
+        });
+        if let Some((_, _, _, _, noise)) = &reading {
+            if *noise > MOST_NOISE_FOLLOWED {
+                // Not this game's board as it stands (turned, set up anew,
+                // scrambled): the picture matcher's checks decide.
+                return Resolution::Unexplained;
+            }
+        }
+        // The board back on an earlier position of the game, reached by plies
+        // nobody pressed for and read only with noise just before: pieces put
+        // back (a takeback, 7.1), not moves played. The takeback hold decides.
+        if let Some((line, moving, _, false, _)) = &reading {
+            // One legal move onto an earlier position is a repetition, not a
+            // takeback: only readings of two plies or more are suspect.
+            let plies = line.len() + usize::from(*moving);
+            if plies >= k + 2 {
+                if let Some(back) = self.earlier_position_shown() {
+                    if self.takeback.is_none_or(|(b, _)| b != back) {
+                        self.takeback = Some((back, t));
+                    }
+                    self.passed_back = Some(back);
+                    return Resolution::Unexplained;
+                }
+            }
+        }
+        let reading = reading.map(|(line, m, n, _, _)| (line, m, n));
+        let Some((line, h_moving, h_noisy)) = reading else {
+            // Every reading that keeps the verified line is far worse than the
+            // best: once the board is at rest, correct the record. Not when
+            // the board went back to a position of the game (or went on from
+            // one): that is a takeback (7.1), for the arbiters to rule on.
+            // And not on a glimpse: a piece adjusted or a move changed in the
+            // hand shows another legal position for a moment. The board must
+            // stay so, or a press must come since it changed.
+            let settled = t.saturating_sub(self.last_change_t) >= CORRECT_STILL_MS
+                || self.last_press_t.is_some_and(|p| p > self.last_change_t);
+            if !moving
+                && !noisy
+                && settled
+                && !self.went_back()
+                && self.correct_from_evidence(t, out)
+            {
+                return Resolution::Explained;
+            }
+            return Resolution::Unexplained;
+        };
+        let new: Vec<Move> = line[k..].to_vec();
+        let game = self.game.as_ref().expect("playing");
+        let old: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
+        let j = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+        if j < old.len() || new.len() > old.len() {
+            if j < old.len() && new.len() == j {
+                self.withdrawn_provisional = Some((game.moves.len() + j, old[j]));
+            }
+            self.extend_line(j, new[j..].to_vec());
+            if new.is_empty() && !h_moving {
+                // The move was undone on the board: a press made for it is void.
+                self.press = None;
+            }
+        }
+        self.reading_is_play = !h_noisy;
+        if h_moving || h_noisy {
+            Resolution::Unexplained
+        } else {
+            Resolution::Explained
+        }
+    }
+
+    /// A press or time passing made the board read as at rest on the line:
+    /// the episode of an unexplained picture is over.
+    pub(super) fn engine_resolution(&mut self, r: Resolution) {
+        if r == Resolution::Explained && self.resolution != Resolution::Explained {
+            self.resolution = Resolution::Explained;
+            self.unexplained_since = None;
+            self.unexplained_alerted = false;
+            self.takeback = None;
+            self.passed_back = None;
+            self.displaced = None;
+        }
+    }
+
+    /// The press the reading the line follows gives the next ply to verify.
+    pub(super) fn evidence_press_for_next(&self) -> Option<u32> {
+        let h = self.published_reading(REFUTED)?;
+        let k = self.verified_since_anchor().len();
+        h.marks.get(k).and_then(|m| m.press)
+    }
+
+    /// The press to publish the first provisional ply with: the one the
+    /// evidence gives it (the pending press if it is that one), else the
+    /// pending press when `for_mover` and the evidence does not give it to a
+    /// later ply.
+    pub(super) fn press_for_first(&mut self, for_mover: bool) -> Option<super::Press> {
+        if self.evidence.is_none() {
+            return if for_mover { self.press.take() } else { None };
+        }
+        match self.evidence_press_for_next() {
+            Some(id) if self.press.as_ref().is_some_and(|p| p.id == id) => self.press.take(),
+            Some(id) => self.press_log.iter().find(|p| p.id == id).cloned(),
+            None => {
+                let later = self.press.as_ref().is_some_and(|p| {
+                    self.published_reading(REFUTED).is_some_and(|h| {
+                        let k = self.verified_since_anchor().len();
+                        h.marks.iter().skip(k + 1).any(|m| m.press == Some(p.id))
+                            || h.owns_active_press(p.id)
+                    })
+                });
+                if for_mover && !later {
+                    self.press.take()
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// The cheapest reading gives press `id` to a ply (made, under way, or
+    /// about to be shown): it was pressed for a move.
+    pub(super) fn evidence_owns(&self, id: u32) -> bool {
+        self.evidence
+            .as_ref()
+            .is_some_and(|ev| ev.best().owns_press(id))
+    }
+
+    /// The cheapest reading explains the board with legal play alone and has
+    /// `presser`'s move complete (only the opponent may be moving): his press
+    /// completed a legal move, whatever the picture when it came.
+    pub(super) fn evidence_clears_press(&self, presser: Option<shakmaty::Color>) -> bool {
+        // The cheapest reading at rest, or any close one in which the
+        // presser's opponent is at work: a replier who lifts the piece just
+        // captured reads, until his own piece leaves, as well as the mover
+        // lifting his capturing piece again, and a 7.5.1 alert carries a
+        // penalty.
+        let board = self.last_board.as_ref();
+        self.evidence.as_ref().is_some_and(|ev| {
+            let best = ev.best();
+            // The reply's own squares show the hand: its piece gone, or the
+            // piece it takes lifted.
+            let at_work = |h: &Hyp| {
+                h.under_way_best().zip(board).is_some_and(|(m, b)| {
+                    super::search::touched(m)
+                        .into_iter()
+                        .any(|sq| b.piece_at(sq) != h.pos().board().piece_at(sq))
+                })
+            };
+            let replying = |h: &Hyp| {
+                !h.noisy()
+                    && h.moving()
+                    && presser.is_some_and(|c| h.pos().turn() != c)
+                    && at_work(h)
+            };
+            (!best.noisy() && !best.moving()) || ev.viable(MARGIN).any(replying)
+        })
+    }
+
+    /// The move after the only provisional one, under way in the reading the
+    /// line follows (the opponent's hand at work): its cheapest candidate.
+    pub(super) fn reply_under_way(&self) -> Option<Move> {
+        let game = self.game.as_ref()?;
+        let h = self.published_reading(REFUTED)?;
+        let k = self.verified_since_anchor().len();
+        if game.pending.len() != 1 || h.line.len() != k + 1 || !h.moving() || h.noisy() {
+            return None;
+        }
+        // The replier's own piece has left its square: his hand is at work.
+        // A piece of the mover merely gone from a square the reply could
+        // capture on may be the mover taking his move back.
+        let reply = h.under_way_best()?;
+        let board = self.last_board.as_ref()?;
+        let from = match reply {
+            Move::Castle { king, .. } => king,
+            m => m.from()?,
+        };
+        (board.piece_at(from) != h.pos().board().piece_at(from)).then_some(reply)
+    }
+
+    /// The board shows, or showed since the last explained picture, an earlier
+    /// position of the game.
+    fn went_back(&self) -> bool {
+        self.passed_back.is_some() || self.shows_earlier_position()
+    }
+
+    /// The board shows an earlier position of the game than the verified one.
+    fn shows_earlier_position(&self) -> bool {
+        self.earlier_position_shown().is_some()
+    }
+
+    /// The latest earlier position of the game the board shows (its ply).
+    fn earlier_position_shown(&self) -> Option<usize> {
+        let (Some(game), Some(board)) = (self.game.as_ref(), self.last_board.as_ref()) else {
+            return None;
+        };
+        let n = game.history.len() - 1;
+        (0..n).rev().find(|&k| game.history[k].board() == board)
+    }
+
+    /// The board shows the line's position except on squares already reported
+    /// displaced (7.4) and still showing what they showed then: a move made
+    /// around them is complete all the same.
+    pub(super) fn only_displaced_noise(&self) -> bool {
+        let (Some(_), Some((mask, snapshot)), Some(board), Some(game)) = (
+            self.evidence.as_ref(),
+            self.displaced.as_ref(),
+            self.last_board.as_ref(),
+            self.game.as_ref(),
+        ) else {
+            return false;
+        };
+        if self.evidence.as_ref().is_some_and(|ev| ev.best().moving()) {
+            return false;
+        }
+        let off = super::search::diff(game.tip().board(), board);
+        (off & !*mask).is_empty()
+            && off
+                .into_iter()
+                .all(|sq| board.piece_at(sq) == snapshot.piece_at(sq))
+    }
+
+    /// Whether the first provisional ply may be verified: every close reading
+    /// that keeps the verified line has made it. Readings that stay divided for
+    /// [`UNDECIDED_MS`] are ones the board cannot tell apart: the cheapest is
+    /// taken, and the arbiters get an info alert naming the other.
+    pub(super) fn may_verify(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> bool {
+        let Some(ev) = self.evidence.as_ref() else {
+            return true;
+        };
+        let game = self.game.as_ref().expect("playing");
+        let Some(next) = game.pending.first().map(|s| s.mv) else {
+            return false;
+        };
+        let verified = self.verified_since_anchor();
+        let k = verified.len();
+        // The line followed must itself be a close reading: one kept only
+        // because it agrees with what is published is not proof of more.
+        let followed_is_close = ev
+            .viable(MARGIN)
+            .any(|h| h.line.starts_with(verified) && h.line.get(k) == Some(&next));
+        if !followed_is_close {
+            return false;
+        }
+        // A reading that has not completed the ply yet but may be making it
+        // (the piece still in the hand) is no rival: when the ply is complete
+        // is for the press and the holds to say, not which move it is.
+        let mut others: Vec<Vec<Move>> = Vec::new();
+        for h in ev.viable(MARGIN).filter(|h| h.line.starts_with(verified)) {
+            let agrees = match h.line.get(k) {
+                Some(&m) => m == next,
+                None => h.moving() && h.may_be_making(next, MARGIN),
+            };
+            if !agrees {
+                others.push(h.claimed()[k..].to_vec());
+            }
+        }
+        if others.is_empty() {
+            self.undecided = None;
+            return true;
+        }
+        let ply = game.moves.len();
+        let since = match self.undecided {
+            Some((since, p)) if p == ply => since,
+            _ => {
+                self.undecided = Some((t, ply));
+                t
+            }
+        };
+        // Only readings that completed the ply another way count as a rival:
+        // one still under way is not a reading of what was played.
+        let rivals: Vec<Vec<Move>> = others.into_iter().filter(|l| !l.is_empty()).collect();
+        if t.saturating_sub(since) < UNDECIDED_MS {
+            return false;
+        }
+        self.undecided = None;
+        let chosen: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
+        out.push(uncertain_alert(game.verified(), &chosen, &rivals));
+        true
+    }
+
+    /// Every close reading contradicts a verified ply and the board is at rest
+    /// on the cheapest: the plies from the first contradicted one are withdrawn
+    /// (one `Retraction`), the cheapest reading's plies follow as `corrected`
+    /// provisional moves (verified as any move is), and the arbiters are told.
+    pub(super) fn correct_from_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> bool {
+        let Some(ev) = self.evidence.as_ref() else {
+            return false;
+        };
+        let line = ev.best().line.clone();
+        let verified = self.verified_since_anchor().to_vec();
+        let common = line
+            .iter()
+            .zip(&verified)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if common == verified.len() {
+            return false;
+        }
+        let k = self.anchor_ply + common;
+        let game = self.game.as_mut().expect("playing");
+        let n = game.moves.len();
+        let withdrawn = sans(&game.history[k], &game.moves[k..]);
+        let replacing = sans(&game.history[k], &line[common..]);
+        if self.result_ply.is_some_and(|p| p as usize > k) {
+            self.result_ply = None;
+            self.clock_laws.reopen();
+        }
+        game.truncate(k);
+        out.push(TrackerEvent::Game(GameEvent::Retraction {
+            from_ply: (k + 1) as u32,
+            plies: ((k + 1) as u32..=n as u32).collect(),
+        }));
+        game.pending.clear();
+        let mut pos = game.verified().clone();
+        for &mv in &line[common..] {
+            pos.play_unchecked(mv);
+            game.pending.push(Step {
+                mv,
+                pos: pos.clone(),
+                reconstructed: false,
+                corrected: true,
+                notes: Vec::new(),
+            });
+        }
+        out.push(TrackerEvent::Alert(Alert {
+            id: 0,
+            penalty: None,
+            kind: laws::MOVES_CORRECTED.into(),
+            article: "8.4".into(),
+            severity: Severity::Info,
+            squares: Vec::new(),
+            message: format!(
+                "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
+                k + 1,
+                withdrawn.join(" "),
+                replacing.join(" "),
+                k + 1
+            ),
+        }));
+        self.press = None;
+        self.takeback = None;
+        self.passed_back = None;
+        self.ambiguous_lines.clear();
+        self.ambiguous_alerted = None;
+        self.displaced = None;
+        self.undecided = None;
+        self.resolution = Resolution::Explained;
+        self.unexplained_since = None;
+        self.unexplained_alerted = false;
+        self.settle(t, out);
+        true
+    }
+
+    /// Moves the engine's anchor to verified ply `certain`: what the board has
+    /// shown still for long is never searched again.
+    pub(super) fn advance_anchor(&mut self, certain: usize) {
+        if self.evidence.is_none() || certain <= self.anchor_ply {
+            return;
+        }
+        let game = self.game.as_ref().expect("playing");
+        let moves = game.moves[self.anchor_ply..certain.min(game.moves.len())].to_vec();
+        let ev = self.evidence.as_mut().expect("checked");
+        ev.advance_anchor(&moves);
+        self.anchor_ply += moves.len();
+    }
+}
+
+/// The SAN of `moves` played from `pos`.
+fn sans(pos: &shakmaty::Chess, moves: &[Move]) -> Vec<String> {
+    let mut pos = pos.clone();
+    moves
+        .iter()
+        .map(|&m| {
+            let san = SanPlus::from_move(pos.clone(), m).to_string();
+            pos.play_unchecked(m);
+            san
+        })
+        .collect()
+}
+
+/// Article 8.4 as an info: the board could not tell `chosen` from `rivals`.
+fn uncertain_alert(base: &shakmaty::Chess, chosen: &[Move], rivals: &[Vec<Move>]) -> TrackerEvent {
+    let others: Vec<String> = rivals.iter().map(|l| sans(base, l).join(" ")).collect();
+    let squares = chosen
+        .first()
+        .map(|m| Alert::square_names(super::search::touched(*m)))
+        .unwrap_or_default();
+    TrackerEvent::Alert(Alert {
+        id: 0,
+        penalty: None,
+        kind: laws::MOVES_UNCERTAIN.into(),
+        article: "8.4".into(),
+        severity: Severity::Info,
+        squares,
+        message: format!(
+            "The board's reports fit {} as well as {}: the pieces were never seen in between. {} is recorded; check the scoresheets if it matters.",
+            sans(base, chosen).join(" "),
+            if others.is_empty() {
+                "another reading".to_string()
+            } else {
+                others.join(" or ")
+            },
+            sans(base, &chosen[..1]).join(" ")
+        ),
+    })
+}
