@@ -19,9 +19,9 @@
 //!
 //! `cargo bench --bench daemon_latency -- [boards]` (default 1).
 
-use std::fs::File;
-use std::io::{ErrorKind, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+#[path = "support/pty_boards.rs"]
+mod pty_boards;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,151 +31,16 @@ use eboard_bridge::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::emulate::load_game;
 use eboard_bridge::events::GameEvent;
 use eboard_bridge::hub::Hub;
-use eboard_protocols::dgt::virtual_board::{VirtualBoard, VirtualBoardConfig};
-use eboard_protocols::hand::{self, HandConfig, PhysicalAction, PhysicalBoard, TimedAction};
-use shakmaty::Position;
-
-/// DGT_MSG_BWTIME with its top bit: the clock frame a press produces.
-const CLOCK_FRAME_ID: u8 = 0x8d;
-/// DGT_MSG_FIELD_UPDATE with its top bit: one square changed.
-const FIELD_FRAME_ID: u8 = 0x8e;
-
-/// When the evidence for a board's next move was written to its port.
-#[derive(Clone, Copy, Default)]
-struct Evidence {
-    /// The last byte of the last press's clock frame.
-    press: Option<Instant>,
-    /// The last byte of the last field update.
-    field: Option<Instant>,
-}
-
-struct Board {
-    master: File,
-    _slave: OwnedFd,
-    vb: VirtualBoard,
-    script: Vec<TimedAction>,
-    next: usize,
-    /// Script time 0: the host's first byte.
-    base: Option<u64>,
-    out: std::collections::VecDeque<(u64, Vec<u8>)>,
-    /// A press happened; its clock frame is the next one written.
-    press_pending: bool,
-}
-
-fn open_board(game: &eboard_bridge::games::Game, seed: u64) -> (Board, PathBuf) {
-    use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
-    let pty = nix::pty::openpty(None, None).expect("openpty");
-    let mut t = tcgetattr(&pty.slave).unwrap();
-    cfmakeraw(&mut t);
-    tcsetattr(&pty.slave, SetArg::TCSANOW, &t).unwrap();
-    let path = nix::unistd::ttyname(&pty.slave).unwrap();
-    {
-        use nix::fcntl::{fcntl, FcntlArg, OFlag};
-        let fd = pty.master.as_raw_fd();
-        let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL).unwrap());
-        fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)).unwrap();
-    }
-    let cfg = HandConfig {
-        seed,
-        speed: 1.0 / 400.0,
-        hand_speed: 1.0,
-        start_ms: 2_000,
-        ..HandConfig::default()
-    };
-    let script = hand::play(&game.start, &game.moves, &cfg).actions;
-    let vb = VirtualBoard::new(
-        VirtualBoardConfig {
-            seed,
-            ..VirtualBoardConfig::default()
-        },
-        PhysicalBoard::from_board(game.start.board(), false),
-    );
-    (
-        Board {
-            master: File::from(pty.master),
-            _slave: pty.slave,
-            vb,
-            script,
-            next: 0,
-            base: None,
-            out: Default::default(),
-            press_pending: false,
-        },
-        path,
-    )
-}
-
-/// Drives every board until `stop`; records when each press's frame was written.
-fn drive(mut boards: Vec<Board>, evidence: Arc<Mutex<Vec<Evidence>>>, stop: Arc<AtomicBool>) {
-    let epoch = Instant::now();
-    let mut buf = [0u8; 512];
-    while !stop.load(Ordering::Relaxed) {
-        let now = epoch.elapsed().as_millis() as u64;
-        for (i, b) in boards.iter_mut().enumerate() {
-            loop {
-                match b.master.read(&mut buf) {
-                    Ok(n) if n > 0 => {
-                        b.vb.receive_host(now, &buf[..n]);
-                        b.base.get_or_insert(now);
-                    }
-                    _ => break,
-                }
-            }
-            if let Some(base) = b.base {
-                while let Some(a) = b.script.get(b.next) {
-                    if base + a.t_ms > now {
-                        break;
-                    }
-                    b.vb.apply(now, a.action).expect("a possible action");
-                    if matches!(a.action, PhysicalAction::PressClock(_)) {
-                        b.press_pending = true;
-                    }
-                    b.next += 1;
-                }
-            }
-            b.vb.advance(now);
-            b.out.extend(b.vb.take_output());
-            while let Some((t, bytes)) = b.out.front_mut() {
-                if *t > now {
-                    break;
-                }
-                match b.master.write(bytes) {
-                    Ok(n) if n == bytes.len() => {
-                        // Each queued entry is one whole message.
-                        if b.press_pending && bytes[0] == CLOCK_FRAME_ID {
-                            b.press_pending = false;
-                            evidence.lock().unwrap()[i].press = Some(Instant::now());
-                        } else if bytes[0] == FIELD_FRAME_ID {
-                            evidence.lock().unwrap()[i].field = Some(Instant::now());
-                        }
-                        b.out.pop_front();
-                    }
-                    Ok(n) => {
-                        bytes.drain(..n);
-                    }
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_micros(500));
-    }
-}
+use pty_boards::{drive, open_board, percentile, stat_cpu_seconds, Evidence};
 
 /// CPU seconds (user + system) of this process's threads named like `prefix`.
 fn cpu_seconds(prefix: &str) -> f64 {
-    let tick = 100.0; // USER_HZ on Linux
     let mut total = 0.0;
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with(prefix) {
-            continue;
+        if comm.starts_with(prefix) {
+            total += stat_cpu_seconds(&task.path().join("stat"));
         }
-        // Fields after the ")" that ends the command name: utime is the 12th, stime the 13th.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        total += (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / tick;
     }
     total
 }
@@ -188,11 +53,6 @@ fn rss_kib() -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
 }
 
 fn main() {
@@ -271,19 +131,13 @@ fn main() {
                             let b = e.board as usize - 1;
                             done[b] += 1;
                             last_progress = at;
-                            let mut ev = evidence.lock().unwrap();
-                            // Each press counts for one move only.
-                            match ev[b].press.take() {
-                                Some(p) => {
-                                    let after = ev[b].field.filter(|&f| f > p);
-                                    let last = after.unwrap_or(p);
-                                    lat.push((
-                                        at - p,
-                                        at.saturating_duration_since(last),
-                                        after.is_some(),
-                                        m.san.starts_with("O-O"),
-                                    ));
-                                }
+                            match evidence.lock().unwrap()[b].take_for_move(at) {
+                                Some(l) => lat.push((
+                                    l.from_press,
+                                    l.from_evidence,
+                                    l.completed_after_press,
+                                    m.san.starts_with("O-O"),
+                                )),
                                 None => unpressed += 1,
                             }
                         }

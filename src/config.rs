@@ -111,6 +111,30 @@ displaced_alert_ms = 6000
 # token_file = "/var/lib/eboard-bridge/lichess-token"   # the token alone, readable by the service
 # url = "https://lichess.org"
 
+# Several hosts as one venue through an MQTT broker (docs/mqtt.md). Off by default.
+[mqtt]
+enabled = false
+# The broker: mqtt://host:port, or mqtts://host:port for TLS (default ports 1883, 8883).
+broker = "mqtt://127.0.0.1:1883"
+# The event's name in the topics (letters, digits, '.', '_', '-').
+event = "event"
+# This daemon's name in the topics, unique in the venue; the machine's host name when not set.
+# host = "hall-a"
+# Send this daemon's boards' events to the broker (from the journal: nothing is lost
+# while the broker is out of reach).
+publish = true
+# Take every host's boards from the broker into this daemon's feeds and dashboard
+# (the venue's aggregator).
+subscribe = false
+# username = "hall-a"
+# password_file = "/etc/eboard-bridge/mqtt-password"   # the password alone, readable by the service
+# ca_file = "/etc/eboard-bridge/mqtt-ca.pem"           # mqtts: the broker's CA (else the public roots)
+# Seconds between pings while nothing else is sent (5..=600); a broker takes a
+# host for gone after one and a half times this.
+keep_alive_secs = 15
+# Hosts whose clocks differ from this daemon's by more than this are reported, ms.
+clock_tolerance_ms = 1000
+
 # One [[board]] table per board (or per board behind a bus port). Examples:
 #
 # [[board]]
@@ -161,6 +185,7 @@ pub struct Config {
     pub discovery: DiscoveryConfig,
     pub device: DeviceConfig,
     pub alerts: AlertsConfig,
+    pub mqtt: MqttConfig,
     #[serde(rename = "board")]
     pub boards: Vec<BoardConfig>,
     pub tournament: crate::publish::TournamentConfig,
@@ -324,6 +349,130 @@ impl Default for AlertsConfig {
             displaced_alert_ms: crate::tracker::TrackerConfig::default().displaced_alert_ms,
         }
     }
+}
+
+/// `[mqtt]`: several daemons as one venue through an MQTT broker (see
+/// [`crate::mqtt`] and `docs/mqtt.md`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct MqttConfig {
+    pub enabled: bool,
+    /// `mqtt://host:port` or `mqtts://host:port`.
+    pub broker: String,
+    /// The event's name in the topics.
+    pub event: String,
+    /// This daemon's name in the topics; the machine's host name when `None`.
+    pub host: Option<String>,
+    /// Send this daemon's boards' events.
+    pub publish: bool,
+    /// Take every host's boards from the broker.
+    pub subscribe: bool,
+    pub username: Option<String>,
+    /// A file holding the password and nothing else.
+    pub password_file: Option<PathBuf>,
+    /// PEM certificates of the CA that signed the broker's certificate (mqtts).
+    pub ca_file: Option<PathBuf>,
+    pub keep_alive_secs: u64,
+    pub clock_tolerance_ms: u64,
+}
+
+impl Default for MqttConfig {
+    fn default() -> Self {
+        MqttConfig {
+            enabled: false,
+            broker: "mqtt://127.0.0.1:1883".into(),
+            event: "event".into(),
+            host: None,
+            publish: true,
+            subscribe: false,
+            username: None,
+            password_file: None,
+            ca_file: None,
+            keep_alive_secs: 15,
+            clock_tolerance_ms: 1_000,
+        }
+    }
+}
+
+/// A broker's address, from `[mqtt] broker`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerAddress {
+    pub host: String,
+    pub port: u16,
+    pub tls: bool,
+}
+
+impl MqttConfig {
+    /// The broker's address; `Err` says what is wrong with `broker`.
+    pub fn broker_address(&self) -> Result<BrokerAddress, String> {
+        let url = self.broker.trim();
+        let (tls, rest) = if let Some(r) = url.strip_prefix("mqtts://") {
+            (true, r)
+        } else if let Some(r) = url.strip_prefix("mqtt://") {
+            (false, r)
+        } else {
+            return Err(format!(
+                "{url:?} is not a broker address; write mqtt://host:port, or mqtts://host:port for TLS"
+            ));
+        };
+        let rest = rest.trim_end_matches('/');
+        let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+            match v6.split_once(']') {
+                Some((h, p)) => (h, p.strip_prefix(':')),
+                None => return Err(format!("{url:?}: an IPv6 address needs its closing ]")),
+            }
+        } else {
+            match rest.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (rest, None),
+            }
+        };
+        if host.is_empty() || host.contains(['/', '@', ' ']) {
+            return Err(format!(
+                "{url:?} has no usable host name; write e.g. mqtt://broker.hall:1883"
+            ));
+        }
+        let port = match port {
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|&p| p != 0)
+                .ok_or_else(|| format!("{url:?}: {p:?} is not a port number (1..=65535)"))?,
+            None if tls => 8883,
+            None => 1883,
+        };
+        Ok(BrokerAddress {
+            host: host.to_owned(),
+            port,
+            tls,
+        })
+    }
+
+    /// This daemon's name in topics: `host`, else the machine's host name made
+    /// topic-safe.
+    pub fn host_name(&self) -> String {
+        if let Some(h) = &self.host {
+            return h.clone();
+        }
+        let raw = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let name: String = raw
+            .trim()
+            .chars()
+            .map(|c| if topic_safe(c) { c } else { '-' })
+            .take(64)
+            .collect();
+        if name.is_empty() {
+            "eboard-bridge".into()
+        } else {
+            name
+        }
+    }
+}
+
+/// A character that may stand in a topic level we build (no wildcard, no
+/// separator, nothing a broker's ACL pattern would read specially).
+pub fn topic_safe(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "._-".contains(c)
 }
 
 /// How a port is spoken to.
@@ -557,6 +706,7 @@ impl Config {
                 ),
             );
         }
+        self.validate_mqtt()?;
         if let Some(tc) = &self.tournament.time_control {
             if let Err(e) = tc.parse::<crate::timecontrol::TimeControl>() {
                 return invalid("tournament.time_control".into(), e.to_string());
@@ -639,6 +789,78 @@ impl Config {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `[mqtt]`: the broker's address, the names used in topics, and the
+    /// settings that only make sense together.
+    fn validate_mqtt(&self) -> Result<(), ConfigError> {
+        let m = &self.mqtt;
+        let invalid = |key: &str, problem: String| {
+            Err(ConfigError::Invalid {
+                key: format!("mqtt.{key}"),
+                problem,
+            })
+        };
+        if let Err(problem) = m.broker_address() {
+            return invalid("broker", problem);
+        }
+        let name_ok = |n: &str| !n.is_empty() && n.len() <= 64 && n.chars().all(topic_safe);
+        if !name_ok(&m.event) {
+            return invalid(
+                "event",
+                format!(
+                    "{:?} cannot name a topic level; use 1 to 64 letters, digits, '.', '_' or '-', e.g. \"olympiad-2026\"",
+                    m.event
+                ),
+            );
+        }
+        if let Some(h) = &m.host {
+            if !name_ok(h) {
+                return invalid(
+                    "host",
+                    format!(
+                        "{h:?} cannot name a topic level; use 1 to 64 letters, digits, '.', '_' or '-', e.g. \"hall-a\""
+                    ),
+                );
+            }
+        }
+        if m.enabled && !m.publish && !m.subscribe {
+            return invalid(
+                "publish",
+                "with subscribe = false too the daemon would do nothing with the broker; set publish = true (a hall's host), subscribe = true (the aggregator) or both"
+                    .into(),
+            );
+        }
+        if m.password_file.is_some() && m.username.is_none() {
+            return invalid(
+                "username",
+                "missing: a password_file is given, and MQTT sends a password only with a user name; write the broker user's name"
+                    .into(),
+            );
+        }
+        if m.ca_file.is_some() && !m.broker.trim().starts_with("mqtts://") {
+            return invalid(
+                "ca_file",
+                "is for TLS, but broker is not an mqtts:// address; write mqtts://host:8883 or remove ca_file"
+                    .into(),
+            );
+        }
+        if !(5..=600).contains(&m.keep_alive_secs) {
+            return invalid(
+                "keep_alive_secs",
+                format!("{} is out of range; write 5..=600", m.keep_alive_secs),
+            );
+        }
+        if !(10..=600_000).contains(&m.clock_tolerance_ms) {
+            return invalid(
+                "clock_tolerance_ms",
+                format!(
+                    "{} is out of range; write 10..=600000 (milliseconds)",
+                    m.clock_tolerance_ms
+                ),
+            );
         }
         Ok(())
     }
@@ -773,6 +995,45 @@ mod tests {
             .apply_env(|k| (k == ENV_EBAPI_LISTEN).then(|| "port 1982".into()))
             .unwrap_err();
         assert!(e.to_string().contains("or off"), "{e}");
+    }
+
+    #[test]
+    fn mqtt_keys_are_checked() {
+        let c = parse(
+            "[mqtt]\nenabled = true\nbroker = \"mqtts://broker.hall\"\nhost = \"hall-a\"\n\
+             event = \"olympiad-2026\"\nsubscribe = true\nusername = \"hall-a\"\n\
+             password_file = \"/etc/p\"\nca_file = \"/etc/ca.pem\"\n",
+        )
+        .unwrap();
+        let a = c.mqtt.broker_address().unwrap();
+        assert_eq!(
+            (a.host.as_str(), a.port, a.tls),
+            ("broker.hall", 8883, true)
+        );
+        assert_eq!(c.mqtt.host_name(), "hall-a");
+        let a = MqttConfig {
+            broker: "mqtt://[::1]:1884".into(),
+            ..MqttConfig::default()
+        }
+        .broker_address()
+        .unwrap();
+        assert_eq!((a.host.as_str(), a.port, a.tls), ("::1", 1884, false));
+        for (text, key) in [
+            ("broker = \"tcp://x:1883\"", "mqtt.broker"),
+            ("broker = \"mqtt://x:0\"", "mqtt.broker"),
+            ("event = \"a/b\"", "mqtt.event"),
+            ("host = \"hall+\"", "mqtt.host"),
+            ("enabled = true\npublish = false", "mqtt.publish"),
+            ("password_file = \"/p\"", "mqtt.username"),
+            ("ca_file = \"/ca.pem\"", "mqtt.ca_file"),
+            ("keep_alive_secs = 1", "mqtt.keep_alive_secs"),
+            ("clock_tolerance_ms = 0", "mqtt.clock_tolerance_ms"),
+        ] {
+            let e = parse(&format!("[mqtt]\n{text}\n")).unwrap_err();
+            assert!(e.to_string().contains(key), "{text}: {e}");
+        }
+        assert!(!Config::default().mqtt.enabled, "off by default");
+        assert!(!MqttConfig::default().host_name().is_empty());
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub enum DaemonError {
     Journal(#[from] JournalError),
     #[error("the [tournament] or [[pairing]] configuration is unusable: {0}")]
     Tournament(#[from] crate::publish::TournamentError),
+    #[error(transparent)]
+    Mqtt(#[from] crate::mqtt::MqttError),
 }
 
 /// One port being followed.
@@ -160,7 +162,18 @@ pub async fn run_with_commands(
     stop: impl Future<Output = ()>,
     ready: impl FnOnce(),
 ) -> Result<(), DaemonError> {
-    let journal = Journal::open(&config.storage.data_dir)?;
+    let mut journal = Journal::open(&config.storage.data_dir)?;
+    // [mqtt]: the publisher reads back what the journal logs; the aggregator
+    // feeds the hub with the other hosts' boards (docs/mqtt.md).
+    let mqtt = match crate::mqtt::start(&config, &hub)? {
+        Some((mqtt, hook)) => {
+            if let Some(hook) = hook {
+                journal.set_appended_hook(hook);
+            }
+            Some(mqtt)
+        }
+        None => None,
+    };
     let (tx, mut rx) = mpsc::channel::<(usize, LinkEvent)>(1024);
     let used_numbers = config.boards.iter().filter_map(|b| b.number).collect();
     let tournament = crate::publish::Tournament::load(config.tournament.clone(), &config.pairings)?;
@@ -254,6 +267,9 @@ pub async fn run_with_commands(
         d.link_event(index, event);
     }
     d.journal.sync()?;
+    if let Some(mqtt) = mqtt {
+        mqtt.stop().await;
+    }
     Ok(())
 }
 

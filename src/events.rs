@@ -5,14 +5,14 @@
 //! not, and [`TrackerEvent`] is the union only the journal and the arbiter side see.
 //! A publisher's input type is `GameEvent`; there is no conversion from `Alert`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::{Color, Square};
 
 /// Milliseconds since the start of the capture (replay) or of the daemon's clock.
 pub type Millis = u64;
 
 /// One move of the game, as published.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveEvent {
     /// 1-based half-move number counted from the game's start position.
     pub ply: u32,
@@ -32,17 +32,17 @@ pub struct MoveEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emt_ms: Option<u64>,
     /// The move was inferred from a burst of several plies (no picture showed it alone).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reconstructed: bool,
     /// The move replaces moves published earlier and withdrawn by the
     /// `Retraction` just before it: later pictures were explained only by this
     /// line (the tracker's self-correction).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub corrected: bool,
 }
 
 /// How a game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GameResult {
     #[serde(rename = "1-0")]
     WhiteWins,
@@ -72,7 +72,9 @@ impl GameResult {
 }
 
 /// Events that may be published (Article 12.6: nothing here is arbiter business).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// They are read back from JSON too (the MQTT aggregator, `docs/mqtt.md`):
+/// the serialised form is the contract both ways.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum GameEvent {
     /// A game starts from `fen` (standard start, a Chess960 start, or a set position).
@@ -159,8 +161,34 @@ impl Serialize for ResultReason {
     }
 }
 
+impl ResultReason {
+    /// Every reason, for reading the published words back.
+    pub const ALL: [ResultReason; 8] = [
+        ResultReason::Checkmate,
+        ResultReason::Stalemate,
+        ResultReason::DeadPosition,
+        ResultReason::FivefoldRepetition,
+        ResultReason::SeventyFiveMoves,
+        ResultReason::ResultPiece,
+        ResultReason::ResultGesture,
+        ResultReason::Arbiter,
+    ];
+}
+
+impl<'de> Deserialize<'de> for ResultReason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ResultReason, D::Error> {
+        let text = String::deserialize(d)?;
+        ResultReason::ALL
+            .into_iter()
+            .find(|r| r.as_str() == text)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("{text:?} is not a published result reason"))
+            })
+    }
+}
+
 /// A colour, serialised as `"white"` / `"black"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ColorName {
     White,
@@ -177,7 +205,7 @@ impl From<Color> for ColorName {
 }
 
 /// How serious an alert is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Worth knowing; nothing to rule on (rook-first castling, a draw claim available).
@@ -194,7 +222,7 @@ pub enum Severity {
 /// acknowledge it (the hub keeps that); it is resolved either by the tracker, with
 /// an [`AlertResolved`] naming the same `id` when the board returns to a legal
 /// continuation, or by an arbiter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Alert {
     /// Number of the alert on its board, 1-based, in the order raised; the tracker
     /// assigns it (alerts built with `id: 0` are numbered when the tracker emits
@@ -212,13 +240,13 @@ pub struct Alert {
     pub message: String,
     /// What the Laws suggest under the configured regime (e.g. 7.5.5: two minutes
     /// added to the opponent's time), when there is a penalty to consider.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub penalty: Option<String>,
 }
 
 /// An alert the tracker saw corrected (the board returned to a legal
 /// continuation, the displaced pieces were put back, ...).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AlertResolved {
     /// The [`Alert::id`] resolved.
     pub id: u32,

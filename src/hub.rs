@@ -588,6 +588,25 @@ impl Hub {
             .cloned()
     }
 
+    /// Whether board `number` answers and the port it is registered on;
+    /// `None` for a board the hub has never heard of.
+    pub fn board_presence(&self, number: u32) -> Option<(bool, Option<String>)> {
+        let s = self.lock();
+        s.boards.get(&number).map(|b| (b.online, b.port.clone()))
+    }
+
+    /// The round of board `number`'s current game (or of its next one, not
+    /// begun), as its public events carry it.
+    pub fn game_round(&self, number: u32) -> u32 {
+        let s = self.lock();
+        let hub_round = s.round;
+        s.boards
+            .get(&number)
+            .and_then(|b| b.recorder.current().and_then(|g| g.round).or(b.round))
+            .or(hub_round)
+            .unwrap_or(1)
+    }
+
     /// Every board number known, ascending.
     pub fn board_numbers(&self) -> Vec<u32> {
         self.lock().boards.keys().copied().collect()

@@ -126,6 +126,101 @@ struct EventLog {
     path: PathBuf,
     out: BufWriter<File>,
     dirty: bool,
+    /// The last `board_seq` given in each stream (see [`LogStream`]).
+    last_seq: [u64; 2],
+}
+
+/// The two numberings of a board's logged events: public game events and
+/// arbiter-only alerts each count 1, 2, 3… per board, across runs, in the
+/// `board_seq` field of their log line. Two counters, not one, so that a reader
+/// of the public events sees no gap where an alert was (Article 12.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogStream {
+    Public,
+    Arbiter,
+}
+
+impl LogStream {
+    /// The stream of `event`.
+    pub fn of(event: &TrackerEvent) -> LogStream {
+        match event {
+            TrackerEvent::Game(_) => LogStream::Public,
+            TrackerEvent::Alert(_) | TrackerEvent::Resolved(_) => LogStream::Arbiter,
+        }
+    }
+
+    /// The stream of a logged line, from its `type`.
+    pub fn of_type(kind: &str) -> LogStream {
+        match kind {
+            "alert" | "alert_resolved" => LogStream::Arbiter,
+            _ => LogStream::Public,
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            LogStream::Public => 0,
+            LogStream::Arbiter => 1,
+        }
+    }
+
+    /// `"public"` or `"arbiter"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogStream::Public => "public",
+            LogStream::Arbiter => "arbiter",
+        }
+    }
+}
+
+/// Called with a board's number each time an event line of that board reached
+/// the operating system (see [`Journal::set_appended_hook`]).
+pub type AppendedHook = Box<dyn Fn(u32) + Send + Sync>;
+
+/// The stream and `board_seq` of one event log line, found as bytes (the
+/// logs are serde_json objects, where a quote inside a string is escaped, so
+/// `"board_seq":` and `"type":"` can only be keys); `None` for a daemon note
+/// or a line without a number.
+pub fn logged_identity(line: &[u8]) -> Option<(LogStream, u64)> {
+    const SEQ: &[u8] = b"\"board_seq\":";
+    const TYPE: &[u8] = b"\"type\":\"";
+    let at = memchr::memmem::find(line, SEQ)? + SEQ.len();
+    let n = line[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let seq = std::str::from_utf8(&line[at..at + n])
+        .ok()?
+        .parse::<u64>()
+        .ok()
+        .filter(|&s| s > 0)?;
+    let t = memchr::memmem::find(line, TYPE)? + TYPE.len();
+    let kind = &line[t..];
+    let kind = &kind[..memchr::memchr(b'"', kind)?];
+    Some((LogStream::of_type(std::str::from_utf8(kind).ok()?), seq))
+}
+
+/// The last `board_seq` of each stream in an event log's text, and whether
+/// the text ends in a line cut by a crash (no newline at the end).
+pub fn last_board_seqs(text: &[u8]) -> ([u64; 2], bool) {
+    let mut last = [0u64; 2];
+    let mut found = [false; 2];
+    let cut = !text.is_empty() && !text.ends_with(b"\n");
+    let mut lines = text.split(|&b| b == b'\n');
+    if cut {
+        // Not a whole line: never logged.
+        let _ = lines.next_back();
+    }
+    for line in lines.rev() {
+        let Some((stream, seq)) = logged_identity(line) else {
+            continue;
+        };
+        if !found[stream.index()] {
+            found[stream.index()] = true;
+            last[stream.index()] = seq;
+        }
+        if found[0] && found[1] {
+            break;
+        }
+    }
+    (last, cut)
 }
 
 impl OpenCapture {
@@ -171,6 +266,8 @@ pub struct Journal {
     /// The thread that fsyncs the batches (see [`Journal::sync_if_due`]),
     /// started on first use.
     syncer: Option<std::sync::mpsc::Sender<BackgroundJob>>,
+    /// Told of every event line written (the MQTT publisher reads them back).
+    appended: Option<AppendedHook>,
 }
 
 fn create_dir(path: &Path) -> Result<(), JournalError> {
@@ -194,7 +291,22 @@ impl Journal {
             events: Default::default(),
             last_sync: Instant::now(),
             syncer: None,
+            appended: None,
         })
+    }
+
+    /// Has `hook` called with the board's number after each event line of
+    /// that board is handed to the operating system: a reader of the log
+    /// (the MQTT publisher, `docs/mqtt.md`) then finds the whole line there.
+    pub fn set_appended_hook(&mut self, hook: AppendedHook) {
+        self.appended = Some(hook);
+    }
+
+    /// Board `board`'s event log.
+    pub fn event_log_path(data_dir: &Path, board: u32) -> PathBuf {
+        data_dir
+            .join("journal/events")
+            .join(format!("board-{board}.jsonl"))
     }
 
     /// When this run started.
@@ -397,27 +509,48 @@ impl Journal {
                     .data_dir
                     .join("journal/events")
                     .join(format!("board-{}.jsonl", stamped.board));
-                let file = crate::files::options()
+                let mut file = crate::files::options()
                     .create(true)
                     .append(true)
+                    .read(true)
                     .open(&path)
                     .map_err(|source| JournalError::Create {
                         path: path.clone(),
                         source,
                     })?;
+                // The numbering goes on from the last run's, and a line a
+                // crash cut is ended, so the next line is whole on its own.
+                let text = std::fs::read(&path).map_err(|source| JournalError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let (last_seq, cut) = last_board_seqs(&text);
+                if cut {
+                    file.write_all(b"\n")
+                        .map_err(|source| JournalError::Write {
+                            path: path.clone(),
+                            source,
+                        })?;
+                }
                 v.insert(EventLog {
                     path,
                     out: BufWriter::new(file),
                     dirty: false,
+                    last_seq,
                 })
             }
         };
+        let stream = LogStream::of(&stamped.event);
+        log.last_seq[stream.index()] += 1;
+        let board_seq = log.last_seq[stream.index()];
         let mut v = stamped.to_json();
         if let (Some(seq), serde_json::Value::Object(map)) = (seq, &mut v) {
             map.insert("seq".into(), seq.into());
         }
         if let serde_json::Value::Object(map) = &mut v {
             map.insert("run".into(), self.run_unix_ms.into());
+            map.insert("board_seq".into(), board_seq.into());
+            map.insert("unix_ms".into(), unix_ms_now().into());
         }
         let mut line = v.to_string();
         line.push('\n');
@@ -429,6 +562,9 @@ impl Journal {
                 source,
             })?;
         log.dirty = true;
+        if let Some(hook) = &self.appended {
+            hook(stamped.board);
+        }
         Ok(match &stamped.event {
             TrackerEvent::Game(GameEvent::Move(m)) => m.verified,
             TrackerEvent::Game(GameEvent::Result { .. } | GameEvent::Retraction { .. }) => true,
@@ -672,6 +808,7 @@ impl Journal {
                 events: Default::default(),
                 last_sync: Instant::now(),
                 syncer: None,
+                appended: None,
             };
             if let Err(e) = j.write_games(board, &games) {
                 tracing::error!("{e}");
@@ -819,6 +956,92 @@ mod tests {
         let (offs, live) = run_offsets(&[run(1_000, 5_000), run(2_000, 100)], 1_500);
         assert_eq!(offs, vec![0, 5_001]);
         assert_eq!(live, 5_102);
+    }
+
+    #[test]
+    fn board_seq_goes_on_per_stream_across_runs_and_a_cut_line() {
+        use crate::events::{Alert, AlertResolved, Severity};
+        let dir = tempfile::tempdir().unwrap();
+        let clock = |t| Stamped {
+            board: 4,
+            ply: 0,
+            t_ms: t,
+            event: TrackerEvent::Game(GameEvent::Clock {
+                white_ms: t,
+                black_ms: t,
+                running: None,
+            }),
+        };
+        // An alert whose message holds what a key looks like: escaped in
+        // the log, it must not be taken for one.
+        let alert = |t| Stamped {
+            board: 4,
+            ply: 0,
+            t_ms: t,
+            event: TrackerEvent::Alert(Alert {
+                id: 1,
+                kind: "illegal_move".into(),
+                article: "7.5.1".into(),
+                severity: Severity::Error,
+                squares: Vec::new(),
+                message: r#"says "board_seq":99 and "type":"move""#.into(),
+                penalty: None,
+            }),
+        };
+        let resolved = |t| Stamped {
+            board: 4,
+            ply: 0,
+            t_ms: t,
+            event: TrackerEvent::Resolved(AlertResolved {
+                id: 1,
+                kind: "illegal_move".into(),
+                reason: "put right".into(),
+            }),
+        };
+        let mut j = Journal::open(dir.path()).unwrap();
+        for s in [clock(1), alert(2), clock(3), resolved(4)] {
+            j.record_event(&s, None).unwrap();
+        }
+        j.sync().unwrap();
+        drop(j);
+        let path = Journal::event_log_path(dir.path(), 4);
+        // A crash cut the next line: it was never logged.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(br#"{"board":4,"board_seq":3,"type":"cl"#)
+            .unwrap();
+        let text = std::fs::read(&path).unwrap();
+        assert_eq!(last_board_seqs(&text), ([2, 2], true));
+        let mut j = Journal::open(dir.path()).unwrap();
+        for s in [alert(5), clock(6)] {
+            j.record_event(&s, None).unwrap();
+        }
+        j.sync().unwrap();
+        let text = std::fs::read(&path).unwrap();
+        let ids: Vec<Option<(LogStream, u64)>> =
+            text.split(|&b| b == b'\n').map(logged_identity).collect();
+        use LogStream::{Arbiter, Public};
+        assert_eq!(
+            ids,
+            [
+                Some((Public, 1)),
+                Some((Arbiter, 1)),
+                Some((Public, 2)),
+                Some((Arbiter, 2)),
+                None, // the cut line, ended so the next one is whole
+                Some((Arbiter, 3)),
+                Some((Public, 3)),
+                None, // after the last newline
+            ]
+        );
+        assert_eq!(last_board_seqs(&text), ([3, 3], false));
+        assert_eq!(logged_identity(br#"{"board_seq":0,"type":"move"}"#), None);
+        assert_eq!(
+            logged_identity(br#"{"board":4,"type":"board_offline"}"#),
+            None
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod hub;
 pub mod journal;
 pub mod limits;
 pub mod metrics;
+pub mod mqtt;
 pub mod names;
 pub mod operator;
 pub mod pgn;

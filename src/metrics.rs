@@ -48,6 +48,12 @@ pub struct Metrics {
     alerts: Family<Vec<(&'static str, &'static str)>, Counter>,
     /// From a chunk's arrival to the publication of the verified move it completed.
     pub move_latency: Histogram,
+    /// MQTT aggregator: events from other hosts applied to the hub.
+    pub mqtt_applied: Counter,
+    /// MQTT aggregator: events received again and dropped (QoS 1, replays).
+    pub mqtt_duplicates: Counter,
+    /// MQTT aggregator: replay requests sent for missing events.
+    pub mqtt_replays_asked: Counter,
 }
 
 impl Default for Metrics {
@@ -73,6 +79,9 @@ impl Metrics {
             results: Counter::default(),
             alerts: Family::default(),
             move_latency: Histogram::new(LATENCY_BUCKETS),
+            mqtt_applied: Counter::default(),
+            mqtt_duplicates: Counter::default(),
+            mqtt_replays_asked: Counter::default(),
             registry: Registry::default(),
         };
         registry.register("boards", "Boards known to the daemon", m.boards.clone());
@@ -123,6 +132,21 @@ impl Metrics {
             "move_latency_seconds",
             "From the arrival of the bytes that completed a move to its publication",
             m.move_latency.clone(),
+        );
+        registry.register(
+            "mqtt_applied",
+            "Events from other hosts applied (MQTT aggregator)",
+            m.mqtt_applied.clone(),
+        );
+        registry.register(
+            "mqtt_duplicates",
+            "Events from other hosts received again and dropped (MQTT aggregator)",
+            m.mqtt_duplicates.clone(),
+        );
+        registry.register(
+            "mqtt_replays_asked",
+            "Requests to hosts to send missing events again (MQTT aggregator)",
+            m.mqtt_replays_asked.clone(),
         );
         Metrics { registry, ..m }
     }

@@ -149,7 +149,8 @@ fn demo_reads_back_every_board_faithfully() {
 }
 
 /// A board's tracker events (lines with a `ply`) as the comparison needs them:
-/// without what only the journal adds (run, sequence number, port) and without
+/// without what only the journal adds (run, sequence numbers, wall clock,
+/// port) and without
 /// the board number (replay numbers a capture's board by its place on the
 /// command line).
 fn tracker_events(text: &str) -> Vec<serde_json::Value> {
@@ -158,7 +159,7 @@ fn tracker_events(text: &str) -> Vec<serde_json::Value> {
         .filter(|v| v.get("ply").is_some())
         .map(|mut v| {
             let o = v.as_object_mut().unwrap();
-            for k in ["run", "seq", "port", "board"] {
+            for k in ["run", "seq", "board_seq", "unix_ms", "port", "board"] {
                 o.remove(k);
             }
             v

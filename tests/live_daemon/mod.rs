@@ -234,6 +234,11 @@ impl Daemon {
     /// The daemon with its LiveChess-compatible API on `ebapi` (an address,
     /// or `off`).
     pub fn start_with_ebapi(config: &Path, ebapi: &str) -> Daemon {
+        Daemon::start_env(config, ebapi, &[])
+    }
+
+    /// [`Daemon::start_with_ebapi`] with more environment variables (`env`).
+    pub fn start_env(config: &Path, ebapi: &str, env: &[(&str, &str)]) -> Daemon {
         let log = config.with_file_name(format!(
             "daemon-{}.log",
             std::time::SystemTime::now()
@@ -247,6 +252,7 @@ impl Daemon {
                 .env("EBOARD_BRIDGE_HTTP_LISTEN", "127.0.0.1:0")
                 .env("EBOARD_BRIDGE_EBAPI_LISTEN", ebapi)
                 .env("RUST_LOG", "info")
+                .envs(env.iter().copied())
                 .arg("run")
                 .arg("--config")
                 .arg(config)
@@ -255,7 +261,8 @@ impl Daemon {
                 .spawn()
                 .unwrap(),
         );
-        let deadline = Instant::now() + Duration::from_secs(30);
+        // Long enough for a daemon with a hundred boards on a loaded machine.
+        let deadline = Instant::now() + Duration::from_secs(60);
         let base = loop {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             // Serving starts before the journal is replayed; "running" comes
@@ -299,6 +306,16 @@ impl Daemon {
             "{exit}: {}",
             std::fs::read_to_string(&self.log).unwrap_or_default()
         );
+    }
+
+    /// SIGKILL: no goodbye, nothing flushed.
+    pub fn kill_9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn log_text(&self) -> String {
