@@ -1023,6 +1023,14 @@ impl Tracker {
             }
         };
         if !squares.is_empty() {
+            // The board still shows the earlier position, which no hand made
+            // from the reinstated moves: read it as after a link gap. The
+            // engine, with no picture, would take the board as at rest on the
+            // tip and close the 7.4 at the next tick; fed this picture, it
+            // would read the withdrawn moves' way back as new legal moves
+            // (Nf3 Nc6 then Ng1 Nb8). The picture matcher waits for the board
+            // to show the game, and the engine starts again from there.
+            self.gap = true;
             self.resolution = Resolution::Unexplained;
             self.unexplained_since = Some(t_ms);
             self.unexplained_alerted = true;
@@ -1329,6 +1337,8 @@ impl Tracker {
             // cannot), and the engine starts again from what it finds.
             let old = self.resolve(t, target, out);
             if old == Resolution::Explained {
+                // The board shows the game exactly: any displaced piece is back.
+                self.displaced = None;
                 self.reset_evidence();
             }
             return self.after_resolution(t, raw, board.as_ref(), target, old, out);
