@@ -96,8 +96,9 @@ fn rebuilt_plies(data: &std::path::Path) -> Vec<u64> {
 /// `eboard-bridge run` as a child process, killed with SIGKILL at seeded
 /// random moments (while the board plays on) and restarted at once, 50 times.
 /// After each restart the state rebuilt from the journal (the `daemon_start`
-/// note's verified plies) must be what was published before the kill; at the
-/// end every ply of the game is logged exactly once, in order.
+/// note's verified plies) must be what was published before the kill (or one
+/// scan more, whose bytes were journaled first); at the end every ply of the
+/// game is logged exactly once, in order.
 #[test]
 fn fifty_kill_9_and_restarts_lose_nothing_and_rebuild_the_same_state() {
     use std::process::{Command, Stdio};
@@ -174,10 +175,16 @@ fn fifty_kill_9_and_restarts_lose_nothing_and_rebuild_the_same_state() {
             std::thread::sleep(Duration::from_millis(20));
         }
         let rebuilt = rebuilt_plies(&data)[notes_before];
-        assert_eq!(
-            rebuilt,
-            published.len() as u64,
-            "kill {kill}: the rebuilt state is what was published before the kill"
+        // The capture is flushed before the events it gave are logged (the
+        // bytes are the journal; events follow from them). A kill between the
+        // two leaves the capture one scan ahead of the event log: the rebuilt
+        // state then holds that scan's plies too (at most two: a move and its
+        // reply), and the restarted daemon logs them; the final check below
+        // proves each ply is logged exactly once.
+        let published = published.len() as u64;
+        assert!(
+            (published..=published + 2).contains(&rebuilt),
+            "kill {kill}: the rebuilt state ({rebuilt} plies) is what was published before the kill ({published})"
         );
         checked += 1;
     }

@@ -72,6 +72,20 @@ fn a_rejected_retraction_reinstates_the_moves_and_wants_the_board_back() {
     assert_eq!(squares, s(&["b8", "c6", "f3", "g1"]));
     assert!(displaced[0].id > 0, "numbered like any alert");
     let displaced_id = displaced[0].id;
+    // Nobody touches the board for a while: it still shows the earlier
+    // position, so the alert stays open however long the hands stay away.
+    sc.wait(10_000);
+    let all: Vec<TrackerEvent> = sc.events.iter().map(|(_, e)| e.clone()).collect();
+    assert!(
+        !resolved(&all).contains(&displaced_id),
+        "the knights are still back, the alert must stay open: {:?}",
+        sc.events
+    );
+    assert_eq!(
+        sc.sans(),
+        s(&["e4", "e5", "Nf3", "Nc6"]),
+        "no move was made"
+    );
     // The ruling is spent: it cannot be given twice.
     run(&mut sc, |sc, out| {
         let t = sc.t;

@@ -571,3 +571,29 @@ fn wrong_readings_are_corrected_in_the_open() {
         "no correction happened: the test proves nothing"
     );
 }
+
+/// A host that fell behind reads several scans' reports at once, all stamped
+/// with one time: their order still tells the move order (1.e4 c6 2.Nc3 Nf6,
+/// not 1.e4 Nf6 2.Nc3 c6, which ends on the same board). Seen in the 64-board
+/// daemon test on a loaded machine.
+#[test]
+fn reports_read_late_in_one_burst_keep_their_order() {
+    let mut sc = Script::standard();
+    sc.scan(&[
+        ("e2", None),
+        ("e4", Some('P')),
+        ("c7", None),
+        ("c6", Some('p')),
+        ("b1", None),
+        ("c3", Some('N')),
+        ("g8", None),
+        ("f6", Some('n')),
+    ]);
+    sc.wait(10_000);
+    assert_eq!(sc.sans(), ["e4", "c6", "Nc3", "Nf6"], "{:?}", sc.alerts());
+    assert!(
+        !sc.alert_kinds().iter().any(|k| k == "moves_uncertain"),
+        "{:?}",
+        sc.alerts()
+    );
+}

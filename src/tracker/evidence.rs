@@ -50,6 +50,9 @@ use crate::events::Millis;
 
 use super::search::diff;
 
+/// Squares one scan can see changed: a castling's four, or a capture
+/// answered within the scan (three).
+const MOST_IN_ONE_SCAN: usize = 4;
 /// A square read empty that should hold a piece, per picture.
 const FLICKER: u32 = 7;
 /// A piece read as another piece of its colour, per picture.
@@ -309,6 +312,8 @@ pub struct Evidence {
     /// (when it came), and the hypotheses before the scan began.
     scan: Option<(Millis, Board)>,
     before_scan: Vec<Hyp>,
+    /// The picture before the scan began.
+    scan_base: Option<Board>,
     /// The latest picture and when it came.
     last: Option<(Millis, Board)>,
     /// Presses are expected (the board has a clock).
@@ -325,6 +330,7 @@ impl Evidence {
             anchor_forgot: false,
             scan: None,
             before_scan: Vec::new(),
+            scan_base: None,
             last: None,
             clocked: true,
         }
@@ -404,13 +410,24 @@ impl Evidence {
     /// the move it answers. Only a whole scan is a moment of the hands, so a
     /// picture that comes within [`SCAN_GAP_MS`] of the one before replaces
     /// it: the scan is read again, from the hypotheses before it, with its
-    /// latest picture.
+    /// latest picture. More changes than one scan of one hand can hold
+    /// (reports of several scans read at once by a host that fell behind)
+    /// start a new scan instead, so their order is not lost.
     pub fn picture(&mut self, t: Millis, shown: &Board) {
         let same_scan = self
             .scan
             .as_ref()
-            .is_some_and(|(last, _)| t.saturating_sub(*last) <= SCAN_GAP_MS);
+            .is_some_and(|(last, _)| t.saturating_sub(*last) <= SCAN_GAP_MS)
+            && self
+                .scan_base
+                .as_ref()
+                .is_none_or(|base| diff(base, shown).count() <= MOST_IN_ONE_SCAN);
         if !same_scan {
+            // Before any picture, the board stood as the best reading has it.
+            self.scan_base = Some(match &self.last {
+                Some((_, b)) => b.clone(),
+                None => self.best().pos().board().clone(),
+            });
             self.before_scan = std::mem::take(&mut self.hyps);
         }
         self.scan = Some((t, shown.clone()));

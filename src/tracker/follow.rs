@@ -22,7 +22,7 @@ use shakmaty::{san::SanPlus, Move, Position};
 
 use super::evidence::{Evidence, Hyp};
 use super::{laws, Resolution, Step, Tracker};
-use crate::events::{Alert, GameEvent, Millis, Severity, TrackerEvent};
+use crate::events::{Alert, Millis, Severity, TrackerEvent};
 
 /// Readings costing at most this much more than the cheapest are possible.
 const MARGIN: u32 = 5;
@@ -398,15 +398,8 @@ impl Tracker {
         let n = game.moves.len();
         let withdrawn = sans(&game.history[k], &game.moves[k..]);
         let replacing = sans(&game.history[k], &line[common..]);
-        if self.result_ply.is_some_and(|p| p as usize > k) {
-            self.result_ply = None;
-            self.clock_laws.reopen();
-        }
-        game.truncate(k);
-        out.push(TrackerEvent::Game(GameEvent::Retraction {
-            from_ply: (k + 1) as u32,
-            plies: ((k + 1) as u32..=n as u32).collect(),
-        }));
+        self.retract_to(k, out);
+        let game = self.game.as_mut().expect("playing");
         game.pending.clear();
         let mut pos = game.verified().clone();
         for &mv in &line[common..] {

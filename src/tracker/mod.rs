@@ -1028,6 +1028,14 @@ impl Tracker {
             }
         };
         if !squares.is_empty() {
+            // The board still shows the earlier position, which no hand made
+            // from the reinstated moves: read it as after a link gap. The
+            // engine, with no picture, would take the board as at rest on the
+            // tip and close the 7.4 at the next tick; fed this picture, it
+            // would read the withdrawn moves' way back as new legal moves
+            // (Nf3 Nc6 then Ng1 Nb8). The picture matcher waits for the board
+            // to show the game, and the engine starts again from there.
+            self.gap = true;
             self.resolution = Resolution::Unexplained;
             self.unexplained_since = Some(t_ms);
             self.unexplained_alerted = true;
@@ -1339,6 +1347,8 @@ impl Tracker {
             // cannot), and the engine starts again from what it finds.
             let old = self.resolve(t, target, out);
             if old == Resolution::Explained {
+                // The board shows the game exactly: any displaced piece is back.
+                self.displaced = None;
                 self.reset_evidence();
             }
             return self.after_resolution(t, raw, board.as_ref(), target, old, out);
@@ -2784,16 +2794,9 @@ impl Tracker {
             })
             .collect();
         if back > 0 {
-            if self.result_ply.is_some_and(|p| p as usize > k) {
-                self.result_ply = None;
-                self.clock_laws.reopen();
-            }
-            game.truncate(k);
-            out.push(TrackerEvent::Game(GameEvent::Retraction {
-                from_ply: (k + 1) as u32,
-                plies: ((k + 1) as u32..=n as u32).collect(),
-            }));
+            self.retract_to(k, out);
         }
+        let game = self.game.as_mut().expect("playing");
         game.pending.clear();
         let mut pos = game.verified().clone();
         let mut sans = Vec::new();
@@ -2857,22 +2860,11 @@ impl Tracker {
                 return;
             }
         }
-        if self.result_ply.is_some_and(|p| p as usize > k) {
-            // The result's ply is withdrawn: the game is open again (a publisher
-            // drops the result with the retraction).
-            self.result_ply = None;
-            self.clock_laws.reopen();
-        }
-        let game = self.game.as_mut().expect("playing");
+        let game = self.game.as_ref().expect("playing");
         let n = game.history.len() - 1;
         self.withdrawn = Some(withdrawn_from(game, k));
-        game.truncate(k);
-        game.pending.clear();
-        let plies: Vec<u32> = ((k + 1) as u32..=n as u32).collect();
-        out.push(TrackerEvent::Game(GameEvent::Retraction {
-            from_ply: (k + 1) as u32,
-            plies: plies.clone(),
-        }));
+        self.retract_to(k, out);
+        self.game.as_mut().expect("playing").pending.clear();
         let (kind, message) = if k == 0 {
             (
                 "rollback_to_start",
@@ -2951,6 +2943,27 @@ fn names(squares: &[Square]) -> String {
         .map(|s| s.to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+impl Tracker {
+    /// Withdraws the verified plies after ply `k` in the open: one
+    /// `Retraction` naming them, and the game open again if its result came
+    /// at one of them (a publisher drops the result with the retraction).
+    fn retract_to(&mut self, k: usize, out: &mut Vec<TrackerEvent>) {
+        if self.result_ply.is_some_and(|p| p as usize > k) {
+            self.result_ply = None;
+            self.clock_laws.reopen();
+        }
+        let game = self.game.as_mut().expect("playing");
+        let n = game.history.len() - 1;
+        game.truncate(k);
+        if n > k {
+            out.push(TrackerEvent::Game(GameEvent::Retraction {
+                from_ply: (k + 1) as u32,
+                plies: ((k + 1) as u32..=n as u32).collect(),
+            }));
+        }
+    }
 }
 
 /// The DGT result convention (dgt.md §1.5): both kings on the four centre squares,
