@@ -548,6 +548,14 @@ impl Session {
                 }
             }
             Observation::ScanEnded => self.scan_ended(id, t_ms, out),
+            Observation::Paused(paused) => {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                let board = self.board(id);
+                board.tracker.paused(t_ms, paused, &mut scratch);
+                stamp(board, t_ms, &mut scratch, out);
+                self.scratch = scratch;
+            }
             Observation::Ack(_) => self.board(id).info.acks += 1,
             Observation::Heard => {
                 self.board(id);

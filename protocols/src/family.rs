@@ -183,6 +183,12 @@ pub enum Observation {
     Ack(CommandAck),
     /// The board answered, with nothing else to tell (it exists).
     Heard,
+    /// The host stops reading the board for a while (`true`), though the
+    /// board keeps every change for it (a DGT bus host listening for new
+    /// boards polls nobody for over a second), or the catch-up has been read
+    /// (`false`). Until then the board's silence is not stillness: no hold
+    /// may run out on it.
+    Paused(bool),
     /// State the codec learned that belongs with the board and must be given
     /// back to it next time (Certabo: the calibration of piece ids). Written
     /// into the capture header of the next run.

@@ -281,6 +281,9 @@ pub struct Tracker {
     custom_start: Option<(Chess, CastlingMode)>,
     game: Option<Game>,
     online: bool,
+    /// The host stopped reading the board for a while, losing nothing (see
+    /// [`Tracker::paused`]): no hold timer fires until its catch-up is read.
+    paused: bool,
 
     last_raw: Option<Picture>,
     last_board: Option<Board>,
@@ -441,6 +444,7 @@ impl Tracker {
             custom_start: None,
             game: None,
             online: true,
+            paused: false,
             last_raw: None,
             last_board: None,
             last_change_t: 0,
@@ -535,6 +539,25 @@ impl Tracker {
             self.timers(t_ms, out);
             self.online = false;
         }
+    }
+
+    /// The host stopped reading the board for a while (`paused`), though the
+    /// board keeps every change for it (a DGT bus host listens for new boards
+    /// for over a second between two polls), or it has read the catch-up
+    /// since. While paused no hold timer fires and the engine counts no
+    /// stillness: what the board did meanwhile is not known yet, so silence is
+    /// not stillness. Unlike a link gap nothing was missed: the catch-up's
+    /// changes are read as any others, in their order, and time counts again
+    /// once they are in.
+    pub fn paused(&mut self, t_ms: Millis, paused: bool, out: &mut Vec<TrackerEvent>) {
+        let first = out.len();
+        if paused && !self.paused {
+            // What was due before the pause is due.
+            self.timers(t_ms, out);
+        }
+        self.paused = paused;
+        self.number_alerts(&mut out[first..]);
+        self.review_alerts(out);
     }
 
     /// A new full sensor picture (after every square change, or a dump).
@@ -737,7 +760,7 @@ impl Tracker {
     }
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
-        if self.phase == Phase::Playing && self.online && !self.gap {
+        if self.phase == Phase::Playing && self.online && !self.paused && !self.gap {
             if let Some(ev) = self.evidence.as_mut() {
                 // A hand that has let go of its piece shows nothing new: time
                 // alone can complete a move.
@@ -2322,7 +2345,7 @@ impl Tracker {
     // ----- timers ---------------------------------------------------------------
 
     fn timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
-        if !self.online {
+        if !self.online || self.paused {
             return;
         }
         match self.phase {

@@ -64,6 +64,10 @@ struct HeldPress {
 /// (the board stopped answering polls): later is better than never.
 const HELD_PRESS_MAX_MS: u64 = 1_000;
 
+/// A bus board's reading is paused this long at most: past it, a board that
+/// still sent no report is not answering, and its silence is read as usual.
+const PAUSE_MAX_MS: u64 = 5_000;
+
 /// What the codec remembers of one board.
 #[derive(Clone, Debug, Default)]
 struct BoardClock {
@@ -71,6 +75,9 @@ struct BoardClock {
     /// clock records on top of it).
     reading: Option<ClockReading>,
     held_press: Option<HeldPress>,
+    /// Bus mode: since when the host polls nobody (it listens for new boards),
+    /// until this board's next report (see [`DgtCodec::host_frame`]).
+    paused_since: Option<u64>,
 }
 
 /// The DGT protocol of one port (single board or bus).
@@ -134,7 +141,28 @@ impl DgtCodec {
     /// Follows the port's mode from what the host says (dgt.md §3): `0x4a` or
     /// any bus command switches to bus mode, except END_BUSMODE, which leaves
     /// it; any other single-board command switches back too.
-    fn host_frame(&mut self, frame: &HostFrame) {
+    ///
+    /// A bus host looking for new boards (IGNORE_NEXT_PING to the known ones,
+    /// then a ping to all) polls nobody until every board had the time to
+    /// answer, over a second (dgt.md §3): the boards keep their changes for
+    /// the next poll, so their silence meanwhile is not stillness. Each board
+    /// heard from is paused until its next report has been read.
+    fn host_frame(&mut self, t_ms: u64, frame: &HostFrame, out: &mut Vec<Observed>) {
+        if let HostFrame::Bus(BusCommand {
+            kind: BusCommandKind::IgnoreNextBusPing | BusCommandKind::Ping,
+            ..
+        }) = frame
+        {
+            for (&board, state) in self.boards.iter_mut() {
+                if matches!(board, BoardId::Bus(_)) && state.paused_since.is_none() {
+                    state.paused_since = Some(t_ms);
+                    out.push(Observed {
+                        board,
+                        what: Observation::Paused(true),
+                    });
+                }
+            }
+        }
         let mode = match frame {
             HostFrame::Bus(BusCommand {
                 kind: BusCommandKind::EndBusMode,
@@ -146,6 +174,27 @@ impl DgtCodec {
         if self.decoder.mode() != mode {
             self.decoder.set_mode(mode);
             self.dgt.mode_switches += 1;
+            if mode == Mode::Single {
+                let paused: Vec<BoardId> = self
+                    .boards
+                    .iter()
+                    .filter(|(_, s)| s.paused_since.is_some())
+                    .map(|(&b, _)| b)
+                    .collect();
+                for b in paused {
+                    self.resume(b, out);
+                }
+            }
+        }
+    }
+
+    /// Ends a pause of `board`'s reading (see [`DgtCodec::host_frame`]).
+    fn resume(&mut self, board: BoardId, out: &mut Vec<Observed>) {
+        if self.state(board).paused_since.take().is_some() {
+            out.push(Observed {
+                board,
+                what: Observation::Paused(false),
+            });
         }
     }
 
@@ -190,10 +239,13 @@ impl DgtCodec {
     fn bus_message(&mut self, t_ms: u64, b: BusMessage, out: &mut Vec<Observed>) {
         let board = BoardId::Bus(b.address);
         match b.reply {
-            BusReply::BoardDump(p) => out.push(Observed {
-                board,
-                what: Observation::Picture(p),
-            }),
+            BusReply::BoardDump(p) => {
+                out.push(Observed {
+                    board,
+                    what: Observation::Picture(p),
+                });
+                self.resume(board, out);
+            }
             BusReply::Clock(bw) => self.clock(board, t_ms, &bw, out),
             BusReply::ClockAck(ack) => out.push(Observed {
                 board,
@@ -269,6 +321,8 @@ impl DgtCodec {
                 if self.state(board).held_press.is_some_and(|h| h.report_after) {
                     self.release_press(board, t_ms, out);
                 }
+                // A pause's catch-up is read: time counts again.
+                self.resume(board, out);
             }
             BusReply::FromStart(records) => {
                 // Everything since the start tag, which the tracker has mostly
@@ -486,14 +540,14 @@ impl Codec for DgtCodec {
         }
     }
 
-    fn host_bytes(&mut self, _t_ms: u64, bytes: &[u8], _out: &mut Vec<Observed>) {
+    fn host_bytes(&mut self, t_ms: u64, bytes: &[u8], out: &mut Vec<Observed>) {
         for piece in bytes.chunks(HOST_BUFFER_CAP / 2) {
             self.host.push(piece);
             while let Some(result) = self.host.next() {
                 match result {
                     Ok(frame) => {
                         self.stats.host_frames += 1;
-                        self.host_frame(&frame);
+                        self.host_frame(t_ms, &frame, out);
                     }
                     Err(_) => self.stats.host_errors += 1,
                 }
@@ -502,11 +556,26 @@ impl Codec for DgtCodec {
     }
 
     fn tick(&mut self, t_ms: u64, out: &mut Vec<Observed>) {
+        let silent: Vec<BoardId> = self
+            .boards
+            .iter()
+            .filter(|(_, s)| {
+                s.paused_since
+                    .is_some_and(|since| t_ms.saturating_sub(since) >= PAUSE_MAX_MS)
+            })
+            .map(|(&b, _)| b)
+            .collect();
+        for b in silent {
+            self.resume(b, out);
+        }
+        // A paused board's held press waits for the catch-up report: that
+        // holds the scan after the press.
         let stale: Vec<BoardId> = self
             .boards
             .iter()
             .filter(|(b, s)| {
                 matches!(b, BoardId::Bus(_))
+                    && s.paused_since.is_none()
                     && s.held_press
                         .is_some_and(|h| t_ms.saturating_sub(h.since) >= HELD_PRESS_MAX_MS)
             })
@@ -530,5 +599,67 @@ impl Codec for DgtCodec {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::Sensed;
+    use shakmaty::Square;
+
+    fn report(address: u16, records: Vec<EeRecord>) -> Vec<u8> {
+        let mut v = Vec::new();
+        BusMessage {
+            address,
+            reply: BusReply::Changes(records),
+        }
+        .encode(&mut v);
+        v
+    }
+
+    fn command(kind: BusCommandKind, address: u16) -> Vec<u8> {
+        let mut v = Vec::new();
+        BusCommand { kind, address }.encode(&mut v);
+        v
+    }
+
+    fn what(out: &mut Vec<Observed>) -> Vec<Observation> {
+        out.drain(..).map(|o| o.what).collect()
+    }
+
+    #[test]
+    fn a_discovery_pauses_each_bus_board_until_its_catch_up_is_read() {
+        let mut c = DgtCodec::new(Mode::Bus);
+        let mut out = Vec::new();
+        c.board_bytes(1_000, &report(77, Vec::new()), &mut out);
+        out.clear();
+        c.host_bytes(
+            1_300,
+            &command(BusCommandKind::IgnoreNextBusPing, 77),
+            &mut out,
+        );
+        c.host_bytes(1_310, &command(BusCommandKind::Ping, 0), &mut out);
+        assert_eq!(what(&mut out), vec![Observation::Paused(true)]);
+        // The ping window is no reason to give up on the board.
+        c.tick(2_700, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        let field = EeRecord::Field {
+            square: Square::E4,
+            sensed: Sensed::Piece(shakmaty::Color::White.pawn()),
+            recent: false,
+        };
+        c.board_bytes(2_800, &report(77, vec![field]), &mut out);
+        let got = what(&mut out);
+        assert_eq!(got.last(), Some(&Observation::Paused(false)), "{got:?}");
+        assert!(got.contains(&Observation::Square {
+            square: Square::E4,
+            sensed: Sensed::Piece(shakmaty::Color::White.pawn())
+        }));
+        // A board that never reports again is read as usual after a while.
+        c.host_bytes(4_000, &command(BusCommandKind::Ping, 0), &mut out);
+        assert_eq!(what(&mut out), vec![Observation::Paused(true)]);
+        c.tick(9_000, &mut out);
+        assert_eq!(what(&mut out), vec![Observation::Paused(false)]);
     }
 }
