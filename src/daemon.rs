@@ -690,12 +690,26 @@ impl Daemon {
                 // Chunk times are whole milliseconds; the latency histogram
                 // resolves tenths, so it starts from the loop taking the chunk.
                 let arrived = Instant::now();
-                if let Err(e) = self.journal.record_chunk(&port.key, &port.header, &chunk) {
-                    journal_failed(&self.hub, &e);
-                }
+                // A chunk that reached the loop after its session's clock had
+                // ticked past its read time (a loaded host) is taken at the
+                // session's time, and journaled at that time: replay feeds it
+                // after the same ticks, so it rebuilds the same events.
                 let t = (port.base_ms + chunk.t_ms).max(port.last_t);
                 port.last_t = t;
-                let fed = Chunk { t_ms: t, ..chunk };
+                let journaled = Chunk {
+                    t_ms: t - port.base_ms,
+                    ..chunk
+                };
+                if let Err(e) = self
+                    .journal
+                    .record_chunk(&port.key, &port.header, &journaled)
+                {
+                    journal_failed(&self.hub, &e);
+                }
+                let fed = Chunk {
+                    t_ms: t,
+                    ..journaled
+                };
                 let (frames, errors) = {
                     let st = port.session.stats();
                     (st.frames, st.decode_errors)
@@ -875,7 +889,9 @@ impl Daemon {
             .ok_or(OperatorError::UnknownBoard(board))?;
         let port = &mut self.ports[index];
         let line = OperatorLine {
-            t_ms: now,
+            // Not before the session's clock: replay applies the command
+            // after the same ticks the live run had made (see link_event).
+            t_ms: now.max(port.last_t.saturating_sub(port.base_ms)),
             board,
             by: Some(by.to_owned()),
             command: command.clone(),

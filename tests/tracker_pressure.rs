@@ -597,3 +597,28 @@ fn reports_read_late_in_one_burst_keep_their_order() {
         sc.alerts()
     );
 }
+
+/// The clock reports a press up to a second late: White's Nf3 press is read
+/// only after Black's reply stands complete on the board. The move still takes
+/// its time from that press ([%emt], [%clk]), as when the press is read first.
+#[test]
+fn a_press_read_after_the_reply_still_times_the_move() {
+    let mut sc = Script::standard();
+    sc.start_clock();
+    sc.play("e2e4", W).hand("e7e5").wait(300).press_only(B);
+    let turn_start = sc.t;
+    sc.wait(500).hand("g1f3").wait(300);
+    sc.hand("b8c6").wait(100);
+    sc.press_only(W);
+    let pressed = sc.t;
+    sc.wait(300).press(B).wait(1_000);
+    assert_eq!(sc.sans(), s(&["e4", "e5", "Nf3", "Nc6"]));
+    let nf3 = sc.moves()[2].clone();
+    assert_eq!(
+        nf3.emt_ms,
+        Some(pressed - turn_start),
+        "Nf3's thinking time runs to White's press: {nf3:?}"
+    );
+    assert!(nf3.clock_ms.is_some(), "{nf3:?}");
+    assert_quiet(&sc);
+}

@@ -282,9 +282,9 @@ impl Hyp {
             .any(|c| c.mv == m && c.extra <= best + margin)
     }
 
-    /// Press `id` belongs to the ply under way (or waits for the next).
-    pub fn owns_active_press(&self, id: u32) -> bool {
-        self.active_press == Some(id) || self.early.is_some_and(|(p, _)| p == id)
+    /// Press `id` belongs to the ply under way (not to one still to begin).
+    pub fn holds_press_under_way(&self, id: u32) -> bool {
+        self.active_press == Some(id)
     }
 
     /// Press `id` belongs to one of its plies (or waits for the next).

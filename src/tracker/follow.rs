@@ -198,11 +198,17 @@ impl Tracker {
             Some(id) if self.press.as_ref().is_some_and(|p| p.id == id) => self.press.take(),
             Some(id) => self.press_log.iter().find(|p| p.id == id).cloned(),
             None => {
+                // Only a later ply made or under way takes the press from this
+                // one. A reading that keeps it as an early press for the
+                // mover's next ply has not yet been charged for this ply's
+                // press being forgotten (that comes plies later): the mover's
+                // own press, after this ply and before his next began, is
+                // this ply's ([%emt], [%clk]).
                 let later = self.press.as_ref().is_some_and(|p| {
                     self.published_reading(REFUTED).is_some_and(|h| {
                         let k = self.verified_since_anchor().len();
                         h.marks.iter().skip(k + 1).any(|m| m.press == Some(p.id))
-                            || h.owns_active_press(p.id)
+                            || h.holds_press_under_way(p.id)
                     })
                 });
                 if for_mover && !later {

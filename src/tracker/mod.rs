@@ -2299,6 +2299,13 @@ impl Tracker {
             // The side not to move starts the opponent's clock (6.6).
             self.white_side = Some(color_side(side, !game.verified().turn()));
         }
+        // Logged before the engine reads it: the engine may verify the ply
+        // this press ends right away, and the move takes its time and clock
+        // ([%emt], [%clk]) from the log.
+        self.press_log.push(press.clone());
+        if self.press_log.len() > PRESS_LOG {
+            self.press_log.remove(0);
+        }
         if let (Some(w), Some(ev)) = (self.white_side, self.evidence.as_mut()) {
             ev.press(t, side_color(side, w), self.presses_in_game);
             if !self.gap {
@@ -2318,9 +2325,8 @@ impl Tracker {
         press.without_move = candidate_7_5_3
             && self.resolution == Resolution::Explained
             && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
-        self.press_log.push(press.clone());
-        if self.press_log.len() > PRESS_LOG {
-            self.press_log.remove(0);
+        if let Some(logged) = self.press_log.iter_mut().rev().find(|p| p.id == press.id) {
+            *logged = press.clone();
         }
         self.press = Some(press);
         self.settle(t, out);
