@@ -332,3 +332,42 @@ fn a_pause_alert_still_open_is_resolved_when_the_next_game_starts() {
         .collect();
     assert_eq!(resolved, vec![id]);
 }
+
+#[test]
+fn a_clock_first_heard_after_the_first_press_is_mapped_by_its_increment() {
+    // The arbiter starts White's clock without moving the lever, so the clock
+    // says nothing; White plays e4 at once and presses. The first running
+    // report comes after that press: the lever lets Black's side run, and
+    // White's display has gained its increment. Left is White's, and the
+    // change of lever is White's press for e4, not the start.
+    let mut sc = Script::empty(TrackerConfig::default());
+    sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.report_clock();
+    sc.hand("e2e4");
+    sc.t += 50;
+    sc.clock.running = true;
+    sc.clock.lever_high = Some(sc.side_of(B));
+    sc.clock.left.millis += 30_000;
+    sc.report_clock();
+    sc.wait(400);
+    sc.hand("e7e5");
+    sc.t += 100;
+    sc.clock.right.millis += 29_000;
+    sc.clock.lever_high = Some(sc.side_of(W));
+    sc.report_clock();
+    let black = sc.clock.right.millis;
+    sc.wait(400);
+    sc.hand("g1f3");
+    sc.t += 100;
+    sc.clock.left.millis += 29_500;
+    sc.clock.lever_high = Some(sc.side_of(B));
+    sc.report_clock();
+    let white = sc.clock.left.millis;
+    sc.wait(600);
+    assert_eq!(sc.sans(), ["e4", "e5", "Nf3"]);
+    let m = sc.moves();
+    assert_eq!(m[0].clock_ms, Some(300_000 + 30_000), "e4 has White's time");
+    assert_eq!(m[1].clock_ms, Some(black), "e5 has Black's time");
+    assert_eq!(m[2].clock_ms, Some(white), "Nf3 has White's time");
+    assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
+}

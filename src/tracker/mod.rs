@@ -656,9 +656,28 @@ impl Tracker {
         let started = reading.running && prev.is_some_and(|p| !p.running);
         let mapped_by_start =
             self.white_side.is_none() && reading.running && (ply0_idle || started);
+        // Unless the clock was started earlier and its first report came only
+        // after the first mover's press (a clock reports on a change, and the
+        // start itself may not move the lever): then the stopped display has
+        // gained its increment since the still clock's last report, while the
+        // running one has not, and the lever's change is that press.
+        let pressed_since_start = mapped_by_start
+            && !ply0_idle
+            && prev.zip(reading.lever_high).is_some_and(|(p, running)| {
+                let stopped = running.other();
+                reading.side(stopped).millis > p.side(stopped).millis
+                    && reading.side(running).millis <= p.side(running).millis
+            });
         if mapped_by_start {
             if let (Some(side), Some(game)) = (reading.lever_high, self.game.as_ref()) {
-                self.white_side = Some(color_side(side, game.verified().turn()));
+                // The running side is the player's whose move is not verified
+                // yet, or the opponent's if that player has pressed already.
+                let running_for = if pressed_since_start {
+                    !game.verified().turn()
+                } else {
+                    game.verified().turn()
+                };
+                self.white_side = Some(color_side(side, running_for));
                 self.turn_started_t = Some(t_ms);
             }
         }
@@ -674,7 +693,7 @@ impl Tracker {
         }
         // The side whose button went down pressed.
         if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
-            if old != new && mapped_by_start && !ply0_idle {
+            if old != new && mapped_by_start && !ply0_idle && !pressed_since_start {
                 // The start itself (see above): nobody completed a move.
             } else if old != new {
                 let before_ms = prev.map(|p| p.side(old).millis);
