@@ -2050,3 +2050,78 @@ fn check_clock(r: &mut Report, sys: &System) {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packaged() -> Rules {
+        Rules {
+            installed: None,
+            text: PACKAGED_RULES.to_string(),
+        }
+    }
+
+    #[test]
+    fn what_the_packaged_udev_rules_do_is_read_family_by_family() {
+        let rules = packaged();
+        let cover = |name: &str| rules.cover(eboard_protocols::family(name).unwrap());
+        assert_eq!(
+            cover("dgt"),
+            RuleCover {
+                links: vec!["/dev/chessboard/dgt-…".to_string()],
+                modem_manager: true,
+                group: None,
+                mode: None,
+            }
+        );
+        for name in ["certabo", "occupancy"] {
+            assert_eq!(
+                cover(name),
+                RuleCover {
+                    links: vec!["/dev/chessboard/usb-10c4-ea60-…".to_string()],
+                    ..RuleCover::default()
+                },
+                "{name}"
+            );
+        }
+        assert_eq!(
+            cover("chessnut"),
+            RuleCover {
+                links: vec!["/dev/chessboard/usb-2d80-…".to_string()],
+                modem_manager: false,
+                group: Some("dialout".to_string()),
+                mode: Some("0660".to_string()),
+            }
+        );
+        assert_eq!(cover("millennium"), RuleCover::default());
+        assert_eq!(
+            rules.says(&eboard_protocols::chessnut::FAMILY),
+            "links Chessnut boards as /dev/chessboard/usb-2d80-… and gives them group dialout, mode 0660"
+        );
+        assert_eq!(
+            rules.says(&eboard_protocols::millennium::FAMILY),
+            "does nothing for Millennium ChessLink boards"
+        );
+    }
+
+    #[test]
+    fn modem_manager_advice_names_the_families_the_rules_keep_it_from_and_not() {
+        let fix = modem_manager_fix(&packaged());
+        assert!(
+            fix.contains("the udev rule 60-eboard-bridge.rules (not installed) tells it to leave DGT boards alone once installed"),
+            "{fix}"
+        );
+        assert!(
+            fix.contains("it has no such line for Millennium ChessLink, Certabo or occupancy (Certabo dialect) boards"),
+            "{fix}"
+        );
+    }
+
+    #[test]
+    fn a_udev_assignment_is_not_a_comparison() {
+        let line = r#"SUBSYSTEMS=="usb", ATTRS{idVendor}=="2d80", GROUP=="x", GROUP="dialout""#;
+        assert_eq!(assigned(line, "GROUP="), Some("dialout"));
+        assert_eq!(assigned(line, "MODE="), None);
+    }
+}
