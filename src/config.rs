@@ -1091,6 +1091,12 @@ pub struct Found {
 /// family, `usb-<vendor>-<product>-…` by USB ids), sorted. A missing
 /// directory (nothing plugged at all) is an empty list, not an error.
 pub fn discover(dir: &Path, links_dir: &Path) -> Vec<Found> {
+    discover_in(dir, links_dir, Path::new("/sys"))
+}
+
+/// [`discover`], reading the HID report descriptors under `sys` (`/sys`;
+/// `eboard-bridge doctor` is pointed at a directory of its own in tests).
+pub fn discover_in(dir: &Path, links_dir: &Path, sys: &Path) -> Vec<Found> {
     let names = |d: &Path| -> Vec<(String, PathBuf)> {
         let Ok(entries) = std::fs::read_dir(d) else {
             return Vec::new();
@@ -1126,7 +1132,7 @@ pub fn discover(dir: &Path, links_dir: &Path) -> Vec<Found> {
             }
             if !matches
                 .iter()
-                .any(|(f, _)| right_hid_interface(f, &path, Path::new("/sys")))
+                .any(|(f, _)| right_hid_interface(f, &path, sys))
             {
                 continue;
             }
@@ -1156,6 +1162,15 @@ pub fn discover(dir: &Path, links_dir: &Path) -> Vec<Found> {
 /// sends no positions). Anything that is not a hidraw node, or whose
 /// descriptor cannot be read, is taken.
 pub fn right_hid_interface(family: &Family, path: &Path, sys: &Path) -> bool {
+    let node = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let Some(name) = node.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return true;
+    };
+    hid_interface_is_read(family, &name, sys)
+}
+
+/// [`right_hid_interface`] for the node called `name` (`hidraw3`) under `sys`.
+pub fn hid_interface_is_read(family: &Family, name: &str, sys: &Path) -> bool {
     let transport = (family.driver)(&eboard_protocols::family::DriverSetup::default()).transport();
     let eboard_protocols::family::Transport::Hidraw {
         usage_page: Some(page),
@@ -1163,16 +1178,12 @@ pub fn right_hid_interface(family: &Family, path: &Path, sys: &Path) -> bool {
     else {
         return true;
     };
-    let node = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let Some(name) = node.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-        return true;
-    };
     if !name.starts_with("hidraw") {
         return true;
     }
     let descriptor = sys
         .join("class/hidraw")
-        .join(&name)
+        .join(name)
         .join("device/report_descriptor");
     let Ok(bytes) = std::fs::read(descriptor) else {
         return true;

@@ -10,9 +10,17 @@
 //! Every place the checks read from (`/dev`, `/sys`, `/proc`, where the unit and
 //! the udev rules are installed, the kernel's clock state) is a field of
 //! [`System`], so tests point them at directories and pseudo-terminals of their
-//! own. Only [`probe_board`] talks to a board, and only on a port no other
-//! program holds: it asks for the serial number and version (single board) or
-//! pings the bus, which changes nothing on the board.
+//! own.
+//!
+//! Nothing here names a board family: every family comes from the
+//! registration table (`eboard_protocols::FAMILIES`), with the USB ids and
+//! `/dev/serial/by-id/` names it is found by, how its boards are opened, and
+//! how they are asked who they are. Only [`probe_board`] and [`listen_board`]
+//! talk to a board, and only on a port no other program holds: the first sends
+//! the family's identify request (a DGT board's serial number and version or a
+//! bus ping, a Millennium board's version), the second only listens, as
+//! discovery does; neither changes anything on the board. What the udev rules
+//! do for each family is read from the rules themselves.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -25,11 +33,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use eboard_protocols::dgt::{
-    BusCommand, BusCommandKind, BusReply, Command, Decoder, Frame, Message, Mode,
+use eboard_protocols::family::{
+    BoardFact, BoardId, CodecSetup, DriverSetup, Family, Observation, Parity, PortMode, Reporting,
+    SerialSettings, Transport,
 };
 
-use crate::config::{looks_like_dgt, Config};
+use crate::config::Config;
 
 /// The configuration file the packaged service reads (its unit passes
 /// `${CONFIGURATION_DIRECTORY}/eboard-bridge.toml`).
@@ -258,11 +267,12 @@ pub fn run_cli(config: Option<&Path>) -> anyhow::Result<ExitCode> {
 pub fn check(config: Option<&Path>, env: impl Fn(&str) -> Option<String>, sys: &System) -> Report {
     let mut r = Report::default();
     let config = check_config(&mut r, config, env, sys);
-    let ports = check_devices(&mut r, &config, sys);
+    let rules = Rules::of(sys);
+    let ports = check_devices(&mut r, &config, sys, &rules);
     for port in &ports {
-        check_port(&mut r, port, sys);
+        check_port(&mut r, port, sys, &rules);
     }
-    check_grabbers(&mut r, sys);
+    check_grabbers(&mut r, sys, &ports, &rules);
     check_data_dir(&mut r, &config.storage.data_dir, sys);
     check_http(&mut r, config.http.listen, sys);
     check_clock(&mut r, sys);
@@ -333,30 +343,66 @@ fn check_config(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BoardPort {
     pub path: PathBuf,
-    /// `board 3` (configured) or `discovered`.
+    /// `board 3` or `bus` (configured), or `discovered`.
     pub label: String,
-    pub bus: bool,
+    /// The families it may be: one, or several that share USB ids, told
+    /// apart by listening (as discovery does).
+    pub families: Vec<&'static Family>,
+    pub mode: PortMode,
+    /// How its family was found: `configured as "dgt"`, `its name in
+    /// /dev/serial/by-id`, ….
+    pub found: String,
 }
 
-/// A `ttyUSB`/`ttyACM` node and what USB says about it.
-#[derive(Clone, Debug, Default)]
-struct UsbSerial {
+impl BoardPort {
+    fn configured(&self) -> bool {
+        self.label != "discovered"
+    }
+}
+
+/// What the kernel calls a board's device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NodeKind {
+    /// `ttyUSB*`, `ttyACM*`: a serial port.
+    Tty,
+    /// `hidraw*`: a HID device, read report by report.
+    Hidraw,
+}
+
+/// A `ttyUSB`/`ttyACM`/`hidraw` node and what USB says about it.
+#[derive(Clone, Debug)]
+struct UsbNode {
     node: PathBuf,
+    kind: NodeKind,
     vendor: Option<String>,
     product_id: Option<String>,
     manufacturer: Option<String>,
     product: Option<String>,
 }
 
-impl UsbSerial {
-    /// The udev rules' test: manufacturer "Digital Game Technology" or a
-    /// product name starting with "DGT".
-    fn is_dgt(&self) -> bool {
-        self.manufacturer.as_deref() == Some("Digital Game Technology")
-            || self
-                .product
-                .as_deref()
-                .is_some_and(|p| p.starts_with("DGT"))
+impl UsbNode {
+    fn name(&self) -> String {
+        self.node
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn ids(&self) -> Option<(u16, u16)> {
+        let hex = |s: &Option<String>| u16::from_str_radix(s.as_deref()?, 16).ok();
+        Some((hex(&self.vendor)?, hex(&self.product_id)?))
+    }
+
+    /// The name systemd's 60-serial.rules gives the device under
+    /// `/dev/serial/by-id/` (`usb-<manufacturer>_<product>_…`), without the
+    /// serial and interface: what a family's `by_id_name` reads.
+    fn usb_names(&self) -> Option<String> {
+        let names: Vec<&str> = [self.manufacturer.as_deref(), self.product.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        (!names.is_empty()).then(|| format!("usb-{}", names.join("_").replace(' ', "_")))
     }
 
     fn describe(&self) -> String {
@@ -383,25 +429,54 @@ fn read_attr(dir: &Path, name: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// The `ttyUSB*`/`ttyACM*` nodes under `sys.dev`, with their USB attributes
-/// (from the USB device above `/sys/class/tty/NAME/device`).
-fn usb_serials(sys: &System) -> Vec<UsbSerial> {
+/// How a family's boards are opened, whatever its driver does later.
+fn transport_of(family: &Family, mode: PortMode) -> Transport {
+    (family.driver)(&DriverSetup {
+        mode,
+        ..DriverSetup::default()
+    })
+    .transport()
+}
+
+fn reads_hidraw(family: &Family) -> bool {
+    matches!(
+        transport_of(family, PortMode::Single),
+        Transport::Hidraw { .. }
+    )
+}
+
+/// The `ttyUSB*`/`ttyACM*` nodes under `sys.dev` and, when a registered
+/// family is read through hidraw, the `hidraw*` nodes, with their USB
+/// attributes (from the USB device above `/sys/class/<tty|hidraw>/NAME/device`).
+fn usb_nodes(sys: &System) -> Vec<UsbNode> {
     let Ok(entries) = std::fs::read_dir(&sys.dev) else {
         return Vec::new();
     };
-    let mut found: Vec<UsbSerial> = entries
+    let hidraw = eboard_protocols::families().iter().any(|f| reads_hidraw(f));
+    let mut found: Vec<UsbNode> = entries
         .filter_map(Result::ok)
-        .filter(|e| {
+        .filter_map(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            n.starts_with("ttyUSB") || n.starts_with("ttyACM")
-        })
-        .map(|e| {
-            let name = e.file_name();
-            let mut s = UsbSerial {
-                node: e.path(),
-                ..UsbSerial::default()
+            let kind = if n.starts_with("ttyUSB") || n.starts_with("ttyACM") {
+                NodeKind::Tty
+            } else if hidraw && n.starts_with("hidraw") {
+                NodeKind::Hidraw
+            } else {
+                return None;
             };
-            let device = sys.sys.join("class/tty").join(&name).join("device");
+            let mut s = UsbNode {
+                node: e.path(),
+                kind,
+                vendor: None,
+                product_id: None,
+                manufacturer: None,
+                product: None,
+            };
+            let class = match kind {
+                NodeKind::Tty => "class/tty",
+                NodeKind::Hidraw => "class/hidraw",
+            };
+            let device = sys.sys.join(class).join(&n).join("device");
             let mut dir = std::fs::canonicalize(&device).ok();
             while let Some(d) = dir {
                 if d.join("idVendor").exists() {
@@ -416,18 +491,164 @@ fn usb_serials(sys: &System) -> Vec<UsbSerial> {
                 }
                 dir = d.parent().map(Path::to_path_buf);
             }
-            s
+            Some(s)
         })
         .collect();
     found.sort_by(|a, b| a.node.cmp(&b.node));
     found
 }
 
-/// Serial devices: which exist, which look like DGT boards, which the daemon
+/// Why a device looks like one family's board.
+#[derive(Clone, Debug)]
+struct Look {
+    family: &'static Family,
+    /// `its USB names`, `its USB ids`, `its name in /dev/serial/by-id`.
+    why: String,
+    /// Found by USB ids other devices use too.
+    shared: bool,
+    /// Found by USB ids, but the HID interface the family does not read.
+    other_interface: bool,
+}
+
+/// The families `node` looks like, from the registration table: by a
+/// `/dev/serial/by-id/` name pointing at it, by its USB names, by its USB
+/// ids. A family read through hidraw is only looked for among hidraw nodes,
+/// the others only among serial ones.
+fn looks_like(node: &UsbNode, by_id: &[(String, PathBuf)], sys: &System) -> Vec<Look> {
+    let target = canonical(&node.node);
+    let mut looks = Vec::new();
+    for &family in eboard_protocols::families() {
+        if reads_hidraw(family) != (node.kind == NodeKind::Hidraw) {
+            continue;
+        }
+        let look = |why: String, shared, other_interface| Look {
+            family,
+            why,
+            shared,
+            other_interface,
+        };
+        if let Some((name, _)) = by_id
+            .iter()
+            .find(|(name, p)| canonical(p) == target && (family.by_id_name)(name))
+        {
+            looks.push(look(format!("its by-id name {name}"), false, false));
+        } else if node.usb_names().is_some_and(|n| (family.by_id_name)(&n)) {
+            looks.push(look("its USB names".to_string(), false, false));
+        } else if let Some(m) = node
+            .ids()
+            .and_then(|(vendor, product)| family.matches_usb(vendor, product))
+        {
+            let other_interface = node.kind == NodeKind::Hidraw
+                && !crate::config::hid_interface_is_read(family, &node.name(), &sys.sys);
+            looks.push(look("its USB ids".to_string(), m.shared, other_interface));
+        }
+    }
+    looks
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// `"certabo" or "occupancy"`.
+fn quoted_names(families: &[&Family]) -> String {
+    or_list(families.iter().map(|f| format!("\"{}\"", f.name)))
+}
+
+/// `Certabo or occupancy (Certabo dialect)`.
+fn titles(families: &[&Family]) -> String {
+    or_list(families.iter().map(|f| f.title.to_string()))
+}
+
+fn or_list(items: impl Iterator<Item = String>) -> String {
+    join_list(items, "or")
+}
+
+fn and_list(items: impl Iterator<Item = String>) -> String {
+    join_list(items, "and")
+}
+
+fn join_list(items: impl Iterator<Item = String>, word: &str) -> String {
+    let items: Vec<String> = items.collect();
+    match items.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} {word} {last}", rest.join(", ")),
+    }
+}
+
+/// `; /dev/hidraw0 is owner root, group root, mode 600, which user alice cannot
+/// read and write`.
+fn permissions_clause(node: &Path) -> String {
+    let Ok(meta) = std::fs::metadata(node) else {
+        return String::new();
+    };
+    let (owner, group, mode) = owner_group_mode(&meta);
+    let me = current_user();
+    let access = nix::unistd::access(
+        node,
+        nix::unistd::AccessFlags::R_OK | nix::unistd::AccessFlags::W_OK,
+    )
+    .is_ok();
+    format!(
+        "; {} is owner {owner}, group {group}, mode {mode:o}{}",
+        node.display(),
+        if access {
+            format!(", which user {me} can read and write")
+        } else {
+            format!(", which user {me} cannot read and write")
+        }
+    )
+}
+
+fn owner_group_mode(meta: &std::fs::Metadata) -> (String, String, u32) {
+    use nix::unistd::{Gid, Group, Uid, User};
+    let group = Group::from_gid(Gid::from_raw(meta.gid()))
+        .ok()
+        .flatten()
+        .map_or_else(|| meta.gid().to_string(), |g| g.name);
+    let owner = User::from_uid(Uid::from_raw(meta.uid()))
+        .ok()
+        .flatten()
+        .map_or_else(|| meta.uid().to_string(), |u| u.name);
+    (owner, group, meta.mode() & 0o777)
+}
+
+fn current_user() -> String {
+    use nix::unistd::{Uid, User};
+    User::from_uid(Uid::current())
+        .ok()
+        .flatten()
+        .map_or_else(|| Uid::current().to_string(), |u| u.name)
+}
+
+/// Board devices: which exist, which family each looks like, which the daemon
 /// will open. Returns the ports to check further.
-fn check_devices(r: &mut Report, config: &Config, sys: &System) -> Vec<BoardPort> {
-    let serials = usb_serials(sys);
-    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+fn check_devices(r: &mut Report, config: &Config, sys: &System, rules: &Rules) -> Vec<BoardPort> {
+    let nodes = usb_nodes(sys);
+    let dir = &config.discovery.dir;
+    let links_dir = &config.discovery.links_dir;
+    let by_id: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .map(|d| {
+            let mut v: Vec<(String, PathBuf)> = d
+                .filter_map(Result::ok)
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .collect();
+            v.sort();
+            v
+        })
+        .unwrap_or_default();
+    let looks: Vec<(PathBuf, &UsbNode, Vec<Look>)> = nodes
+        .iter()
+        .map(|n| (canonical(&n.node), n, looks_like(n, &by_id, sys)))
+        .collect();
+    let looks_at = |p: &Path| -> Option<(&UsbNode, &[Look])> {
+        let target = canonical(p);
+        looks
+            .iter()
+            .find(|(t, _, _)| *t == target)
+            .map(|(_, n, l)| (*n, l.as_slice()))
+    };
     let mut ports: Vec<BoardPort> = Vec::new();
     let mut covered: BTreeSet<PathBuf> = BTreeSet::new();
 
@@ -436,19 +657,20 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System) -> Vec<BoardPort
         if ports.iter().any(|p| p.path == b.port) {
             continue;
         }
-        let bus = b.effective_protocol().is_bus();
+        let protocol = b.effective_protocol();
+        let bus = protocol.is_bus();
         let label = match (bus, b.number) {
             (true, _) => "bus".to_string(),
             (false, Some(n)) => format!("board {n}"),
             (false, None) => "board".to_string(),
         };
         if !b.port.exists() {
-            let hint = if serials.is_empty() {
-                "no ttyUSB/ttyACM device exists at all: plug the board's USB cable in (a DGT board is powered through it) and watch `dmesg -w` for a new device".to_string()
+            let hint = if nodes.is_empty() {
+                format!("no board device ({}) exists at all: plug the board's USB cable in, switch the board on, and watch `dmesg -w` for a new device", device_kinds())
             } else {
                 format!(
-                    "serial devices present: {}; plug the board in, or correct `port` in its [[board]] table (a /dev/serial/by-id/ name stays the same when the board is replugged)",
-                    serials.iter().map(|s| s.node.display().to_string()).collect::<Vec<_>>().join(", ")
+                    "devices present: {}; plug the board in, or correct `port` in its [[board]] table (a /dev/serial/by-id/ or /dev/chessboard/ name stays the same when the board is replugged)",
+                    nodes.iter().map(|s| s.node.display().to_string()).collect::<Vec<_>>().join(", ")
                 )
             };
             r.fail(
@@ -459,80 +681,148 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System) -> Vec<BoardPort
             continue;
         }
         covered.insert(canonical(&b.port));
+        // The device may tell which family it is: say so when it is not the
+        // configured one.
+        if let Some((node, l)) = looks_at(&b.port) {
+            let sure: Vec<&Look> = l
+                .iter()
+                .filter(|l| !l.shared && !l.other_interface)
+                .collect();
+            if let [look] = sure.as_slice() {
+                if look.family != protocol.family {
+                    r.warn(
+                        b.port.display().to_string(),
+                        format!(
+                            "is a {} board by {} ({}), but its [[board]] table ({label}) says protocol = \"{}\": the daemon would read it as a {} board",
+                            look.family.title,
+                            look.why,
+                            node.describe(),
+                            protocol.name(),
+                            protocol.family.title
+                        ),
+                        format!(
+                            "write protocol = \"{}\" in its [[board]] table",
+                            look.family.name
+                        ),
+                    );
+                }
+            }
+        }
         ports.push(BoardPort {
             path: b.port.clone(),
             label,
-            bus,
+            families: vec![protocol.family],
+            mode: protocol.mode,
+            found: format!("configured as \"{}\"", protocol.name()),
         });
     }
 
-    // What discovery would follow.
-    let by_id: Vec<PathBuf> = std::fs::read_dir(&config.discovery.dir)
-        .map(|d| {
-            let mut v: Vec<PathBuf> = d.filter_map(Result::ok).map(|e| e.path()).collect();
-            v.sort();
-            v
-        })
-        .unwrap_or_default();
-    let mut dgt_by_id = Vec::new();
-    for p in &by_id {
-        let name = p
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let target = canonical(p);
-        if looks_like_dgt(&name) {
-            dgt_by_id.push(target.clone());
-            if covered.contains(&target) {
-                continue;
-            }
-            if config.discovery.enabled {
-                covered.insert(target);
-                ports.push(BoardPort {
-                    path: p.clone(),
-                    label: "discovered".to_string(),
-                    bus: false,
-                });
-            } else {
-                r.warn(
-                    p.display().to_string(),
-                    "looks like a DGT board, but discovery is off and no [[board]] lists it: it will not be followed",
-                    format!("add a [[board]] table with port = \"{}\", or set [discovery] enabled = true", p.display()),
-                );
-            }
-        }
-    }
-
-    // USB serial nodes that are not covered: DGT-looking by USB but without a
-    // by-id name discovery would take, or other adapters.
-    for s in &serials {
-        let node = canonical(&s.node);
-        if covered.contains(&node) {
+    // What discovery would follow (the same search as the daemon's).
+    let mut discovered: BTreeSet<PathBuf> = BTreeSet::new();
+    for f in crate::config::discover_in(dir, links_dir, &sys.sys) {
+        let target = canonical(&f.path);
+        discovered.insert(target.clone());
+        if covered.contains(&target) {
             continue;
         }
-        if s.is_dgt() && !dgt_by_id.contains(&node) {
+        let found = if f.path.starts_with(links_dir) {
+            if f.probe {
+                format!("its link in {}, by USB ids other devices share (discovery listens before it follows)", links_dir.display())
+            } else {
+                format!("its link in {}", links_dir.display())
+            }
+        } else {
+            format!("its name in {}", dir.display())
+        };
+        if config.discovery.enabled {
+            covered.insert(target);
+            ports.push(BoardPort {
+                path: f.path.clone(),
+                label: "discovered".to_string(),
+                families: f.families.clone(),
+                mode: PortMode::Single,
+                found,
+            });
+        } else {
             r.warn(
-                s.node.display().to_string(),
-                format!("is a DGT board ({}), but discovery does not see it in {}", s.describe(), config.discovery.dir.display()),
-                format!("list it: [[board]] port = \"{}\" (better: its /dev/chessboard/ name from the udev rules), or point [discovery] dir at /dev/serial/by-id", s.node.display()),
-            );
-        } else if !s.is_dgt() {
-            r.ok(
-                s.node.display().to_string(),
+                f.path.display().to_string(),
                 format!(
-                    "a serial adapter that is not a DGT board by its USB names ({}): not followed, since other devices use the same chips. If a board (or a bus line) is on it, list it in a [[board]] table",
-                    s.describe()
+                    "looks like a {} board by {found}, but discovery is off and no [[board]] lists it: it will not be followed",
+                    titles(&f.families)
+                ),
+                format!(
+                    "add a [[board]] table with port = \"{}\" and protocol = {}, or set [discovery] enabled = true",
+                    f.path.display(),
+                    quoted_names(&f.families)
                 ),
             );
         }
     }
 
-    if ports.is_empty() {
-        let fix = if serials.is_empty() {
-            "plug a board in: its USB cable powers it. Then `ls -l /dev/serial/by-id/` should show a name with DGT or Digital_Game_Technology; if nothing appears, try another cable or USB socket and look at `dmesg -w` while plugging".to_string()
+    // Devices that are not covered: boards by their USB names or ids that
+    // discovery does not see, a board's other HID interface, other adapters.
+    for (target, node, l) in &looks {
+        if covered.contains(target) || discovered.contains(target) {
+            continue;
+        }
+        let topic = node.node.display().to_string();
+        let perms = permissions_clause(&node.node);
+        let read: Vec<&Look> = l.iter().filter(|l| !l.other_interface).collect();
+        if l.is_empty() {
+            if node.kind == NodeKind::Tty {
+                r.ok(
+                    topic,
+                    format!(
+                        "a serial adapter that is no registered board family's by its USB names or ids ({}): not followed, since other devices use the same chips. If a board (or a bus line) is on it, list it in a [[board]] table with its port and protocol (one of {})",
+                        node.describe(),
+                        crate::config::Protocol::names()
+                    ),
+                );
+            }
+        } else if read.is_empty() {
+            let f = l[0].family;
+            r.ok(
+                topic,
+                format!(
+                    "the other HID interface of a {} board ({}): its report descriptor does not declare the usage page the {} driver reads, so it is not read; nothing to do",
+                    f.title,
+                    node.describe(),
+                    f.name
+                ),
+            );
+        } else if read.len() > 1 || read[0].shared {
+            let families: Vec<&'static Family> = read.iter().map(|l| l.family).collect();
+            r.ok(
+                topic,
+                format!(
+                    "may be a {} board ({}): its USB ids say so, but other devices use the same ids{perms}. Not followed as it is: {}",
+                    titles(&families),
+                    node.describe(),
+                    discovery_advice(node, &families, config, rules, true)
+                ),
+            );
         } else {
-            "none of the serial devices above looks like a DGT board: if a board is on one of them, list it in a [[board]] table with its port".to_string()
+            let look = read[0];
+            r.warn(
+                topic,
+                format!(
+                    "is a {} board ({}): {} say so, but discovery finds it neither in {} nor in {}{perms}",
+                    look.family.title,
+                    node.describe(),
+                    look.why,
+                    dir.display(),
+                    links_dir.display()
+                ),
+                discovery_advice(node, &[look.family], config, rules, false),
+            );
+        }
+    }
+
+    if ports.is_empty() {
+        let fix = if nodes.is_empty() {
+            format!("plug a board in and switch it on. Then `ls -l {} {}` should show it; if nothing appears, try another cable or USB socket and look at `dmesg -w` while plugging", dir.display(), links_dir.display())
+        } else {
+            format!("none of the devices above is a board discovery follows: if a board is on one of them, list it in a [[board]] table with its port and protocol (one of {})", crate::config::Protocol::names())
         };
         r.fail(
             "serial",
@@ -545,8 +835,9 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System) -> Vec<BoardPort
                 },
                 if config.discovery.enabled {
                     format!(
-                        " and nothing DGT-like is in {}",
-                        config.discovery.dir.display()
+                        " and discovery finds no board in {} or {}",
+                        dir.display(),
+                        links_dir.display()
                     )
                 } else {
                     " and discovery is off".to_string()
@@ -563,13 +854,223 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System) -> Vec<BoardPort
                 if ports.len() == 1 { "" } else { "s" },
                 ports
                     .iter()
-                    .map(|p| format!("{} ({})", p.path.display(), p.label))
+                    .map(|p| format!(
+                        "{} ({}) as {}",
+                        p.path.display(),
+                        p.label,
+                        or_list(p.families.iter().map(|f| f.name.to_string()))
+                    ))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
         );
     }
     ports
+}
+
+/// What makes the daemon follow `node`, a board of one of `families` that
+/// discovery does not see: a `[[board]]` table, or the names discovery
+/// searches (systemd's by-id names, the udev rule's links).
+fn discovery_advice(
+    node: &UsbNode,
+    families: &[&'static Family],
+    config: &Config,
+    rules: &Rules,
+    shared: bool,
+) -> String {
+    let mut ways = vec![format!(
+        "list it in a [[board]] table: port = \"{}\", protocol = {}",
+        node.node.display(),
+        quoted_names(families)
+    )];
+    if !config.discovery.enabled {
+        ways.push("set [discovery] enabled = true".to_string());
+    }
+    let mut links: Vec<String> = Vec::new();
+    for link in families.iter().flat_map(|f| rules.cover(f).links) {
+        if !links.contains(&link) {
+            links.push(link);
+        }
+    }
+    let by_names = node
+        .usb_names()
+        .is_some_and(|n| families.iter().any(|f| (f.by_id_name)(&n)));
+    if by_names && config.discovery.dir != Path::new("/dev/serial/by-id") {
+        ways.push(
+            "point [discovery] dir at /dev/serial/by-id, where systemd names it by its USB names"
+                .to_string(),
+        );
+    }
+    if !links.is_empty() {
+        let links = or_list(links.into_iter());
+        if rules.installed.is_some() {
+            if config.discovery.links_dir != Path::new("/dev/chessboard") {
+                ways.push(format!("point [discovery] links_dir at /dev/chessboard, where the installed udev rule links it as {links}"));
+            } else {
+                ways.push(format!("replug it so that the installed udev rule links it as {links} (or run `sudo udevadm trigger`)"));
+            }
+        } else {
+            ways.push(format!(
+                "install the udev rule ({}), which links it as {links}{}",
+                Rules::INSTALL,
+                if shared {
+                    " for discovery to listen to"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    // Each way may hold an "or" of its own: the ways are told apart by "; or".
+    let ways = ways.join("; or ");
+    if shared {
+        format!("if a board is on it, {ways}")
+    } else {
+        let mut first = ways[..1].to_uppercase();
+        first.push_str(&ways[1..]);
+        first
+    }
+}
+
+fn device_kinds() -> String {
+    if eboard_protocols::families().iter().any(|f| reads_hidraw(f)) {
+        "ttyUSB, ttyACM or a board's hidraw".to_string()
+    } else {
+        "ttyUSB or ttyACM".to_string()
+    }
+}
+
+/// What the udev rules (`60-eboard-bridge.rules`) do for each family: read
+/// from the installed file, or from the one the package installs.
+struct Rules {
+    /// The installed file, if any.
+    installed: Option<PathBuf>,
+    text: String,
+}
+
+/// What the udev rules do for one family's boards.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct RuleCover {
+    /// The links they make (`/dev/chessboard/dgt-…`).
+    links: Vec<String>,
+    /// They tell ModemManager to leave the boards alone.
+    modem_manager: bool,
+    /// The group and mode they give the node.
+    group: Option<String>,
+    mode: Option<String>,
+}
+
+/// The rules the package installs (`systemd/60-eboard-bridge.rules`).
+const PACKAGED_RULES: &str = include_str!("../systemd/60-eboard-bridge.rules");
+
+impl Rules {
+    const INSTALL: &'static str = "the package puts it in /usr/lib/udev/rules.d/60-eboard-bridge.rules; from a source tree copy systemd/60-eboard-bridge.rules there, then `sudo udevadm control --reload && sudo udevadm trigger`";
+
+    fn of(sys: &System) -> Rules {
+        let installed = sys.rules_installed();
+        let text = installed
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_else(|| PACKAGED_RULES.to_string());
+        Rules { installed, text }
+    }
+
+    /// `the installed /etc/udev/rules.d/60-eboard-bridge.rules` or `the udev
+    /// rule 60-eboard-bridge.rules (not installed)`.
+    fn named(&self) -> String {
+        match &self.installed {
+            Some(p) => format!("the installed {}", p.display()),
+            None => "the udev rule 60-eboard-bridge.rules (not installed)".to_string(),
+        }
+    }
+
+    /// What the rules do for `family`'s boards: the rule lines that match
+    /// its USB ids, and the lines of the block its name selects
+    /// (`ENV{EBOARD_BRIDGE_KIND}!="<name>", GOTO=…` up to the next `GOTO` or
+    /// `LABEL`).
+    fn cover(&self, family: &Family) -> RuleCover {
+        let mut cover = RuleCover::default();
+        let mut block: Option<String> = None;
+        for line in self.text.lines() {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            if l.starts_with("LABEL=") || l.starts_with("GOTO=") {
+                block = None;
+                continue;
+            }
+            if let Some(rest) = l.strip_prefix("ENV{EBOARD_BRIDGE_KIND}!=\"") {
+                block = rest.split('"').next().map(str::to_string);
+                continue;
+            }
+            let by_ids = family.usb.iter().any(|m| {
+                l.contains(&format!("ATTRS{{idVendor}}==\"{:04x}\"", m.vendor))
+                    && m.product
+                        .is_none_or(|p| l.contains(&format!("ATTRS{{idProduct}}==\"{p:04x}\"")))
+            });
+            if !(by_ids || block.as_deref() == Some(family.name)) {
+                continue;
+            }
+            if l.contains("ENV{ID_MM_DEVICE_IGNORE}=\"1\"") {
+                cover.modem_manager = true;
+            }
+            if let Some(link) = assigned(l, "SYMLINK+=") {
+                let stem = link.split(['$', '%']).next().unwrap_or(link);
+                let link = format!("/dev/{stem}…");
+                if !cover.links.contains(&link) {
+                    cover.links.push(link);
+                }
+            }
+            if let Some(g) = assigned(l, "GROUP=") {
+                cover.group = Some(g.to_string());
+            }
+            if let Some(m) = assigned(l, "MODE=") {
+                cover.mode = Some(m.to_string());
+            }
+        }
+        cover
+    }
+
+    /// What the rules do for `family`, in words: `links DGT boards as
+    /// /dev/chessboard/dgt-… and tells ModemManager to leave them alone`.
+    fn says(&self, family: &Family) -> String {
+        let c = self.cover(family);
+        let mut parts = Vec::new();
+        if !c.links.is_empty() {
+            parts.push(format!(
+                "links {} boards as {}",
+                family.title,
+                or_list(c.links.iter().cloned())
+            ));
+        }
+        match (&c.group, &c.mode) {
+            (Some(g), Some(m)) => parts.push(format!("gives them group {g}, mode {m}")),
+            (Some(g), None) => parts.push(format!("gives them group {g}")),
+            (None, Some(m)) => parts.push(format!("gives them mode {m}")),
+            (None, None) => {}
+        }
+        if c.modem_manager {
+            parts.push("tells ModemManager to leave them alone".to_string());
+        }
+        if parts.is_empty() {
+            format!("does nothing for {} boards", family.title)
+        } else {
+            and_list(parts.into_iter())
+        }
+    }
+}
+
+/// The value of `key"…"` in a udev rule line.
+fn assigned<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let start = line
+        .match_indices(key)
+        // `GROUP=` must not match inside `…GROUP==`: an assignment only.
+        .find(|(i, _)| !line[i + key.len()..].starts_with('='))?
+        .0
+        + key.len();
+    let rest = line[start..].strip_prefix('"')?;
+    rest.split('"').next()
 }
 
 /// A running program.
@@ -612,18 +1113,52 @@ fn holders(sys: &System, opens: impl Fn(&Path) -> bool) -> Vec<Proc> {
         .collect()
 }
 
-const GRABBERS: [(&str, &str); 2] = [
-    (
-        "ModemManager",
-        "ModemManager takes serial devices for modems and sends them AT commands: the installed udev rule (60-eboard-bridge.rules) tells it to leave DGT boards alone; with an adapter the rule cannot recognise, `sudo systemctl disable --now ModemManager` (a tournament machine needs no modem)",
-    ),
-    (
-        "brltty",
-        "brltty takes USB serial adapters (CP210x, FTDI, …) for braille displays and keeps them open: if no braille display is used, `sudo systemctl mask --now brltty.service brltty-udev.service` or `sudo apt remove brltty`, then replug the board",
-    ),
-];
+/// ModemManager's advice: what the udev rules keep it from, per family.
+fn modem_manager_fix(rules: &Rules) -> String {
+    let serial: Vec<&'static Family> = eboard_protocols::families()
+        .iter()
+        .copied()
+        .filter(|f| !reads_hidraw(f))
+        .collect();
+    let (kept, not_kept): (Vec<&Family>, Vec<&Family>) =
+        serial.iter().partition(|f| rules.cover(f).modem_manager);
+    let mut fix =
+        "ModemManager takes serial devices for modems and sends them AT commands".to_string();
+    if !kept.is_empty() {
+        let _ = write!(
+            fix,
+            ": {} tells it to leave {} boards alone",
+            rules.named(),
+            titles(&kept)
+        );
+        if rules.installed.is_none() {
+            let _ = write!(fix, " once installed ({})", Rules::INSTALL);
+        }
+    }
+    if !not_kept.is_empty() {
+        let _ = write!(
+            fix,
+            "; it has no such line for {} boards (nor for an adapter it cannot recognise): if one is used, `sudo systemctl disable --now ModemManager` (a tournament machine needs no modem)",
+            titles(&not_kept)
+        );
+    }
+    fix
+}
 
-fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
+const BRLTTY_FIX: &str = "brltty takes USB serial adapters (CP210x, FTDI, …) for braille displays and keeps them open, and 60-eboard-bridge.rules does not keep it away: if no braille display is used, `sudo systemctl mask --now brltty.service brltty-udev.service` or `sudo apt remove brltty`, then replug the board";
+
+/// Programs that take serial ports as they appear.
+const GRABBERS: [&str; 2] = ["ModemManager", "brltty"];
+
+fn grabber_fix(name: &str, rules: &Rules) -> String {
+    if name == "ModemManager" {
+        modem_manager_fix(rules)
+    } else {
+        BRLTTY_FIX.to_string()
+    }
+}
+
+fn check_port(r: &mut Report, port: &BoardPort, sys: &System, rules: &Rules) {
     let topic = port.path.display().to_string();
     let node = match std::fs::canonicalize(&port.path) {
         Ok(n) => n,
@@ -650,8 +1185,8 @@ fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
     if !meta.file_type().is_char_device() {
         r.fail(
             topic,
-            format!("{} is not a serial device (not a character device)", node.display()),
-            "point the [[board]] port at the board's device (/dev/serial/by-id/…, /dev/ttyACM0, /dev/ttyUSB0)",
+            format!("{} is not a board's device (not a character device)", node.display()),
+            "point the [[board]] port at the board's device (/dev/serial/by-id/…, /dev/chessboard/…, /dev/ttyACM0, /dev/ttyUSB0, /dev/hidraw0)",
         );
         return;
     }
@@ -669,11 +1204,11 @@ fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
             .filter(|p| p.pid != me)
             .collect();
         for h in &held {
-            if let Some((_, fix)) = GRABBERS.iter().find(|(name, _)| h.comm == *name) {
+            if GRABBERS.contains(&h.comm.as_str()) {
                 r.fail(
                     topic.clone(),
                     format!("is held open by {} (PID {}): the board's bytes go to it, not to eboard-bridge", h.comm, h.pid),
-                    *fix,
+                    grabber_fix(&h.comm, rules),
                 );
                 return;
             }
@@ -688,7 +1223,7 @@ fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
         if let Some(h) = held.first() {
             r.fail(
                 topic,
-                format!("is held open by {} (PID {}): a serial port can be read by one program only", h.comm, h.pid),
+                format!("is held open by {} (PID {}): a board's device can be read by one program only", h.comm, h.pid),
                 format!("close that program (`kill {}` if it is a leftover terminal such as screen or minicom), then start eboard-bridge", h.pid),
             );
             return;
@@ -696,10 +1231,41 @@ fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
     }
 
     // Permissions: the user running doctor, and the service's group.
-    check_permissions(r, &topic, &node, &meta, usb, pty, sys);
+    check_permissions(r, &topic, &node, &meta, usb, pty, sys, port, rules);
 
-    match probe_board(&node, port.bus, sys.answer_timeout) {
-        Ok(answer) => r.ok(topic, format!("{} ({}) answers: {answer}", node.display(), port.label)),
+    let timeout = sys.answer_timeout;
+    let family = port.families[0];
+    let outcome = if port.families.len() == 1 && family.identify.is_some() {
+        probe_board(&node, family, port.mode, timeout).map(|answer| format!("answers: {answer}"))
+    } else if port.families.iter().any(|f| f.recognise.is_some()) {
+        listen_board(&node, &port.families, timeout).map(|(f, n)| {
+            format!(
+                "sent, unasked, what a {} board sends ({n} bytes in {} ms, nothing written){}",
+                f.title,
+                timeout.as_millis(),
+                if port.families.len() > 1 {
+                    format!(": discovery follows it as \"{}\"", f.name)
+                } else {
+                    String::new()
+                }
+            )
+        })
+    } else {
+        r.ok(
+            topic,
+            format!(
+                "{} ({}) is a {} board by {}; not asked who it is: this project knows no {} request that only asks that and changes nothing on the board, so what doctor can tell ends here. `eboard-bridge run` logs the board's first position when it reads one",
+                node.display(),
+                port.label,
+                titles(&port.families),
+                port.found,
+                titles(&port.families)
+            ),
+        );
+        return;
+    };
+    match outcome {
+        Ok(answer) => r.ok(topic, format!("{} ({}) {answer}", node.display(), port.label)),
         Err(ProbeError::Busy) => r.ok(
             topic,
             format!("{} is locked by another program (eboard-bridge locks the ports it reads): not probed", node.display()),
@@ -717,25 +1283,166 @@ fn check_port(r: &mut Report, port: &BoardPort, sys: &System) {
             format!("talking to {} failed: {e}", node.display()),
             "replug the board and run doctor again; `dmesg` says whether the USB device went away",
         ),
-        Err(ProbeError::Silent) => {
-            let fix = if port.bus {
-                "check the bus line: the boards are chained and powered through the adapter; if this is a single board, write protocol = \"dgt\" in its [[board]] table"
-            } else {
-                "a DGT board answers at once when powered: replug its USB cable (it powers the board), try another cable or socket; if it is a bus line, write protocol = \"dgt-bus\" and its boards' serials in [[board]] tables"
-            };
-            r.fail(
-                topic,
-                format!(
-                    "{} opened, but no board answered within {} ms",
-                    node.display(),
-                    sys.answer_timeout.as_millis()
-                ),
-                fix,
-            );
+        Err(e @ (ProbeError::Silent | ProbeError::Unrecognised(_) | ProbeError::NoRequest)) => {
+            not_answered(r, topic, &node, port, timeout, &e)
         }
     }
 }
 
+/// The board did not answer as its family: is it another family's? Asks
+/// (or listens for) every other registered family read the same way, and
+/// says which answered, or what to check.
+fn not_answered(
+    r: &mut Report,
+    topic: String,
+    node: &Path,
+    port: &BoardPort,
+    timeout: Duration,
+    error: &ProbeError,
+) {
+    let expected = titles(&port.families);
+    let ms = timeout.as_millis();
+    // A shared-ids port that sent something else: another device on the same
+    // chip, which discovery leaves alone.
+    if let (ProbeError::Unrecognised(n), false) = (error, port.configured()) {
+        r.ok(
+            topic,
+            format!(
+                "{} ({}) sent {n} bytes in {ms} ms, none of them what a {expected} board sends: another device on the same USB chip, which discovery leaves alone",
+                node.display(),
+                port.label
+            ),
+        );
+        return;
+    }
+    let hidraw = port.families.iter().any(|f| reads_hidraw(f));
+    let others: Vec<&'static Family> = eboard_protocols::families()
+        .iter()
+        .copied()
+        .filter(|f| !port.families.contains(f) && reads_hidraw(f) == hidraw)
+        .filter(|f| f.identify.is_some() || f.recognise.is_some())
+        .collect();
+    let mut asked = Vec::new();
+    let mut heard = Vec::new();
+    let mut answer = None;
+    for f in others.iter().filter(|f| f.identify.is_some()) {
+        asked.push(f.name.to_string());
+        if let Ok(a) = probe_board(node, f, PortMode::Single, timeout) {
+            answer = Some((*f, format!("answers: {a}")));
+            break;
+        }
+    }
+    if answer.is_none() {
+        // One listen for the families that share a transport.
+        let mut listeners: Vec<&'static Family> = others
+            .iter()
+            .copied()
+            .filter(|f| f.identify.is_none() && f.recognise.is_some())
+            .collect();
+        while let Some(first) = listeners.first().copied() {
+            let transport = transport_of(first, PortMode::Single);
+            let group: Vec<&'static Family> = listeners
+                .iter()
+                .copied()
+                .filter(|f| transport_of(f, PortMode::Single) == transport)
+                .collect();
+            listeners.retain(|f| !group.contains(f));
+            heard.extend(group.iter().map(|f| f.name.to_string()));
+            if let Ok((f, n)) = listen_board(node, &group, timeout) {
+                answer = Some((
+                    f,
+                    format!("sent, unasked, what a {} board sends ({n} bytes)", f.title),
+                ));
+                break;
+            }
+        }
+    }
+    let first = match error {
+        ProbeError::Unrecognised(n) => {
+            format!("sent {n} bytes, none of them what a {expected} board sends")
+        }
+        _ if port.families.iter().all(|f| f.identify.is_some()) => {
+            format!("was asked who it is as a {expected} board")
+        }
+        _ => format!("was listened to as a {expected} board"),
+    };
+    if let Some((f, what)) = answer {
+        let fix = if port.configured() {
+            format!("write protocol = \"{}\" in its [[board]] table", f.name)
+        } else {
+            format!(
+                "it was found as a {expected} board by {}: list it in a [[board]] table with port = \"{}\" and protocol = \"{}\"",
+                port.found,
+                port.path.display(),
+                f.name
+            )
+        };
+        r.fail(
+            topic,
+            format!(
+                "{} ({}, {}) {first}, and no {expected} board answered within {ms} ms; then it {what}: a {} board is on it",
+                node.display(),
+                port.label,
+                port.found,
+                f.title
+            ),
+            fix,
+        );
+        return;
+    }
+    let mut tried = Vec::new();
+    if !asked.is_empty() {
+        tried.push(format!("asked as {}", and_list(asked.into_iter())));
+    }
+    if !heard.is_empty() {
+        tried.push(format!("listened to as {}", and_list(heard.into_iter())));
+    }
+    let tried = if tried.is_empty() {
+        String::new()
+    } else {
+        format!(", then {}", and_list(tried.into_iter()))
+    };
+    let family = port.families[0];
+    let fix = if port.mode == PortMode::Bus {
+        format!(
+            "check the bus line: every board chained, the adapter plugged in and powered; if this is a single board, write protocol = \"{}\" in its [[board]] table",
+            family.name
+        )
+    } else {
+        let sends = match (family.capabilities)(port.mode).reporting {
+            Reporting::Frames { period_ms } if family.identify.is_none() => {
+                format!(
+                    "a {} board sends a frame every {period_ms} ms on its own once it is on",
+                    family.title
+                )
+            }
+            _ => format!("a {} board answers at once when it is on", family.title),
+        };
+        let bus = if (family.capabilities)(PortMode::Bus).bus && port.configured() {
+            format!(
+                "; if it is a bus line, write protocol = \"{}-bus\" and its boards' serials in [[board]] tables",
+                family.name
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{sends}: switch the board on, replug its USB cable, try another cable or socket (`dmesg -w` shows whether a device comes){bus}"
+        )
+    };
+    r.fail(
+        topic,
+        format!(
+            "{} ({}, {}) {first}{tried}: opened, but no board answered within {ms} ms",
+            node.display(),
+            port.label,
+            port.found
+        ),
+        fix,
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
 fn check_permissions(
     r: &mut Report,
     topic: &str,
@@ -744,28 +1451,45 @@ fn check_permissions(
     usb: bool,
     pty: bool,
     sys: &System,
+    port: &BoardPort,
+    rules: &Rules,
 ) {
-    use nix::unistd::{access, AccessFlags, Gid, Group, Uid, User};
-    let group = Group::from_gid(Gid::from_raw(meta.gid()))
-        .ok()
-        .flatten()
-        .map_or_else(|| meta.gid().to_string(), |g| g.name);
-    let owner = User::from_uid(Uid::from_raw(meta.uid()))
-        .ok()
-        .flatten()
-        .map_or_else(|| meta.uid().to_string(), |u| u.name);
-    let mode = meta.mode() & 0o777;
+    use nix::unistd::{access, AccessFlags};
+    let (owner, group, mode) = owner_group_mode(meta);
+    // What the udev rules do for these boards, and what else to do.
+    let rule = |what: &str| -> String {
+        let says: Vec<String> = port.families.iter().map(|f| rules.says(f)).collect();
+        let gives = port.families.iter().any(|f| rules.cover(f).group.is_some());
+        if gives {
+            format!(
+                "{} {}{}: replug the board after installing it",
+                rules.named(),
+                and_list(says.into_iter()),
+                if rules.installed.is_none() {
+                    format!(" ({})", Rules::INSTALL)
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            format!(
+                "add a udev rule of your own setting {what} for this device ({} {})",
+                rules.named(),
+                and_list(says.into_iter())
+            )
+        }
+    };
     if access(node, AccessFlags::R_OK | AccessFlags::W_OK).is_err() {
-        let me = User::from_uid(Uid::current())
-            .ok()
-            .flatten()
-            .map_or_else(|| Uid::current().to_string(), |u| u.name);
+        let me = current_user();
         let fix = if mode & 0o060 == 0o060 {
             format!(
                 "add yourself to group {group}: `sudo usermod -aG {group} {me}`, then log out and in again (the service needs nothing: it runs in group dialout)"
             )
         } else {
-            format!("the node is mode {mode:o}: give its group read and write with a udev rule (MODE=\"0660\", GROUP=\"dialout\"), or run as root")
+            format!(
+                "the node is mode {mode:o}: give its group read and write: {}; or run as root",
+                rule("MODE=\"0660\", GROUP=\"dialout\"")
+            )
         };
         r.fail(
             topic.to_string(),
@@ -787,10 +1511,13 @@ fn check_permissions(
             r.warn(
                 topic.to_string(),
                 format!(
-                    "{} is group {group}, mode {mode:o}: the service reaches serial ports only as group dialout (SupplementaryGroups=dialout) with group read and write",
+                    "{} is group {group}, mode {mode:o}: the service reaches boards' devices only as group dialout (SupplementaryGroups=dialout) with group read and write",
                     node.display()
                 ),
-                "add a udev rule setting GROUP=\"dialout\", MODE=\"0660\" for it (Arch-family systems use group uucp: change SupplementaryGroups= with `systemctl edit eboard-bridge`)",
+                format!(
+                    "{} (Arch-family systems use group uucp: change SupplementaryGroups= with `systemctl edit eboard-bridge`)",
+                    rule("GROUP=\"dialout\", MODE=\"0660\"")
+                ),
             );
         }
     }
@@ -805,13 +1532,16 @@ pub enum ProbeError {
     Io(std::io::Error),
     /// Nothing came back in time.
     Silent,
+    /// Bytes came, but not what the family's boards send (a listening probe).
+    Unrecognised(usize),
+    /// The family has no request that asks a board who it is.
+    NoRequest,
 }
 
-/// Asks the board on `path` who it is: serial number and version (single
-/// board) or a bus ping (every board on the line answers with its address).
-/// Changes nothing on the board. Returns a description of the answer.
-pub fn probe_board(path: &Path, bus: bool, timeout: Duration) -> Result<String, ProbeError> {
-    let mut port = OpenOptions::new()
+/// Opens `path` for a probe as `transport` says, unless another program
+/// holds its lock.
+fn open_for_probe(path: &Path, transport: Transport) -> Result<File, ProbeError> {
+    let port = OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
@@ -827,33 +1557,26 @@ pub fn probe_board(path: &Path, bus: bool, timeout: Duration) -> Result<String, 
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => return Err(ProbeError::Busy),
         Err((_, e)) => return Err(ProbeError::Open(e.into())),
     }
-    set_raw_9600(&port).map_err(ProbeError::Io)?;
-    let mut out = Vec::new();
-    if bus {
-        BusCommand {
-            kind: BusCommandKind::Ping,
-            address: 0,
-        }
-        .encode(&mut out);
-    } else {
-        Command::ReturnSerialNumber.encode(&mut out);
-        Command::SendVersion.encode(&mut out);
+    if let Transport::Serial(settings) = transport {
+        set_line(&port, settings).map_err(ProbeError::Io)?;
     }
-    port.write_all(&out).map_err(ProbeError::Io)?;
-    let mut decoder = Decoder::new(if bus { Mode::Bus } else { Mode::Single });
-    let (mut serial, mut version, mut addresses) = (None, None, BTreeSet::new());
-    let deadline = Instant::now() + timeout;
+    Ok(port)
+}
+
+/// Reads `port` until `take` (given the milliseconds since the start and the
+/// bytes read) says it has what it wanted, or `timeout` has passed.
+fn read_until(
+    port: &mut File,
+    timeout: Duration,
+    mut take: impl FnMut(u64, &[u8]) -> bool,
+) -> Result<(), ProbeError> {
+    let start = Instant::now();
+    let deadline = start + timeout;
     let mut buf = [0u8; 256];
     loop {
         let now = Instant::now();
-        // A bus line is listened to for the whole time: every board answers.
-        let done = if bus {
-            false
-        } else {
-            serial.is_some() && version.is_some()
-        };
-        if done || now >= deadline {
-            break;
+        if now >= deadline {
+            return Ok(());
         }
         let wait = (deadline - now).as_millis().min(u128::from(u16::MAX)) as u16;
         let mut fds = [nix::poll::PollFd::new(
@@ -879,22 +1602,52 @@ pub fn probe_board(path: &Path, bus: bool, timeout: Duration) -> Result<String, 
             }
             Err(e) => return Err(ProbeError::Io(e)),
         };
-        decoder.push(&buf[..n]);
-        while let Some(frame) = decoder.next() {
-            match frame {
-                Ok(Frame::Single(Message::SerialNumber(s))) => serial = Some(s),
-                Ok(Frame::Single(Message::LongSerialNumber(s))) => serial = Some(s),
-                Ok(Frame::Single(Message::Version { major, minor })) => {
-                    version = Some((major, minor))
+        if take(start.elapsed().as_millis() as u64, &buf[..n]) {
+            return Ok(());
+        }
+    }
+}
+
+/// Asks the board on `path` who it is with its family's request
+/// ([`Family::identify`]: a DGT board's serial number and version, a bus
+/// ping that every board on the line answers, a Millennium board's version),
+/// reading the answers with the family's codec. Changes nothing on the
+/// board. Returns a description of the answer.
+pub fn probe_board(
+    path: &Path,
+    family: &Family,
+    mode: PortMode,
+    timeout: Duration,
+) -> Result<String, ProbeError> {
+    let identify = family.identify.ok_or(ProbeError::NoRequest)?;
+    let mut codec = (family.codec)(&CodecSetup {
+        mode,
+        ..CodecSetup::default()
+    })
+    .map_err(|e| ProbeError::Io(std::io::Error::other(e)))?;
+    let mut port = open_for_probe(path, transport_of(family, mode))?;
+    let request = (identify.request)(mode);
+    let mut out = Vec::new();
+    codec.host_bytes(0, &request, &mut out);
+    out.clear();
+    port.write_all(&request).map_err(ProbeError::Io)?;
+    let mut facts: Vec<BoardFact> = Vec::new();
+    let mut addresses = BTreeSet::new();
+    read_until(&mut port, timeout, |t, bytes| {
+        codec.board_bytes(t, bytes, &mut out);
+        for o in out.drain(..) {
+            match (o.board, o.what) {
+                (BoardId::Bus(a), _) => {
+                    addresses.insert(a);
                 }
-                Ok(Frame::Bus(m)) if m.reply == BusReply::Ping => {
-                    addresses.insert(m.address);
-                }
+                (BoardId::Single, Observation::Fact(f)) if !facts.contains(&f) => facts.push(f),
                 _ => {}
             }
         }
-    }
-    if bus {
+        // A bus line is listened to for the whole time: every board answers.
+        mode == PortMode::Single && facts.len() >= identify.facts
+    })?;
+    if mode == PortMode::Bus {
         if addresses.is_empty() {
             return Err(ProbeError::Silent);
         }
@@ -909,52 +1662,172 @@ pub fn probe_board(path: &Path, bus: bool, timeout: Duration) -> Result<String, 
                 .join(", ")
         ));
     }
-    match (serial, version) {
-        (None, None) => Err(ProbeError::Silent),
-        (s, v) => Ok(format!(
-            "DGT board, serial {}, version {}",
-            s.as_deref().unwrap_or("not sent"),
-            v.map_or("not sent".to_string(), |(a, b)| format!("{a}.{b}"))
-        )),
+    if facts.is_empty() {
+        return Err(ProbeError::Silent);
+    }
+    facts.sort_by_key(fact_rank);
+    let mut answer = format!("{} board", family.title);
+    for f in &facts {
+        let _ = match f {
+            BoardFact::Serial(s) | BoardFact::LongSerial(s) => write!(answer, ", serial {s}"),
+            BoardFact::Version(a, b) => write!(answer, ", version {a}.{b}"),
+            BoardFact::Model(m) => write!(answer, ", model {m}"),
+            BoardFact::Battery(p) => write!(answer, ", battery {p}%"),
+            BoardFact::BusAddress(a) => write!(answer, ", bus address {a:05}"),
+        };
+    }
+    if facts.len() < identify.facts {
+        let _ = write!(answer, " (nothing more within {} ms)", timeout.as_millis());
+    }
+    Ok(answer)
+}
+
+fn fact_rank(f: &BoardFact) -> u8 {
+    match f {
+        BoardFact::Serial(_) | BoardFact::LongSerial(_) => 0,
+        BoardFact::Version(..) => 1,
+        BoardFact::Model(_) => 2,
+        BoardFact::Battery(_) => 3,
+        BoardFact::BusAddress(_) => 4,
     }
 }
 
-fn set_raw_9600(port: &File) -> std::io::Result<()> {
-    use nix::sys::termios::{cfmakeraw, cfsetspeed, tcgetattr, tcsetattr, BaudRate, SetArg};
+/// Listens to the board on `path` without writing, for `timeout` or until
+/// one of `families` recognises what it sent ([`Family::recognise`], as
+/// discovery does for ports on shared USB ids). All of `families` are read
+/// the same way. Returns the family and how many bytes it took.
+pub fn listen_board(
+    path: &Path,
+    families: &[&'static Family],
+    timeout: Duration,
+) -> Result<(&'static Family, usize), ProbeError> {
+    let first = families.first().ok_or(ProbeError::NoRequest)?;
+    let mut port = open_for_probe(path, transport_of(first, PortMode::Single))?;
+    let mut heard = Vec::new();
+    let mut found = None;
+    read_until(&mut port, timeout, |_, bytes| {
+        if heard.len() < 64 * 1024 {
+            heard.extend_from_slice(bytes);
+        }
+        found = families
+            .iter()
+            .copied()
+            .find(|f| f.recognise.is_some_and(|recognise| recognise(&heard)));
+        found.is_some()
+    })?;
+    match found {
+        Some(f) => Ok((f, heard.len())),
+        None if heard.is_empty() => Err(ProbeError::Silent),
+        None => Err(ProbeError::Unrecognised(heard.len())),
+    }
+}
+
+/// Raw mode with the family's line settings.
+fn set_line(port: &File, s: SerialSettings) -> std::io::Result<()> {
+    use nix::sys::termios::{
+        cfmakeraw, cfsetspeed, tcgetattr, tcsetattr, BaudRate, ControlFlags, SetArg,
+    };
     let mut t = tcgetattr(port)?;
     cfmakeraw(&mut t);
-    cfsetspeed(&mut t, BaudRate::B9600)?;
+    let rate = match s.baud {
+        9_600 => BaudRate::B9600,
+        19_200 => BaudRate::B19200,
+        38_400 => BaudRate::B38400,
+        57_600 => BaudRate::B57600,
+        115_200 => BaudRate::B115200,
+        other => {
+            return Err(std::io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("{other} baud is not a rate doctor can set"),
+            ))
+        }
+    };
+    cfsetspeed(&mut t, rate)?;
+    let c = &mut t.control_flags;
+    c.remove(
+        ControlFlags::CSIZE | ControlFlags::PARENB | ControlFlags::PARODD | ControlFlags::CSTOPB,
+    );
+    c.insert(if s.data_bits == 7 {
+        ControlFlags::CS7
+    } else {
+        ControlFlags::CS8
+    });
+    match s.parity {
+        Parity::None => {}
+        Parity::Odd => c.insert(ControlFlags::PARENB | ControlFlags::PARODD),
+        Parity::Even => c.insert(ControlFlags::PARENB),
+    }
+    if s.stop_bits == 2 {
+        c.insert(ControlFlags::CSTOPB);
+    }
+    c.insert(ControlFlags::CREAD | ControlFlags::CLOCAL);
     tcsetattr(port, SetArg::TCSANOW, &t)?;
     Ok(())
 }
 
 /// ModemManager and brltty, whatever they hold now: both take serial ports
 /// that appear, so a board plugged in later can be grabbed.
-fn check_grabbers(r: &mut Report, sys: &System) {
+fn check_grabbers(r: &mut Report, sys: &System, ports: &[BoardPort], rules: &Rules) {
     let procs = processes(sys);
-    let rules = sys.rules_installed();
-    for (name, fix) in GRABBERS {
+    for name in GRABBERS {
         let Some(p) = procs.iter().find(|p| p.comm == name) else {
             continue;
         };
-        match (name, &rules) {
-            ("ModemManager", Some(rules)) => r.ok(
-                "ModemManager",
-                format!(
-                    "runs (PID {}); {} tells it to leave DGT boards alone",
-                    p.pid,
-                    rules.display()
-                ),
-            ),
-            _ => r.warn(
-                name,
-                format!(
-                    "runs (PID {}) and may take a board's serial port as soon as it is plugged in",
-                    p.pid
-                ),
-                fix,
-            ),
+        if name == "ModemManager" {
+            if let Some(installed) = &rules.installed {
+                // The serial families followed here that the rules keep it from, or not.
+                let mut followed: Vec<&'static Family> = Vec::new();
+                for f in ports.iter().flat_map(|p| p.families.iter().copied()) {
+                    if !reads_hidraw(f) && !followed.contains(&f) {
+                        followed.push(f);
+                    }
+                }
+                let (kept, not_kept): (Vec<&Family>, Vec<&Family>) =
+                    followed.iter().partition(|f| rules.cover(f).modem_manager);
+                let every_kept: Vec<&Family> = eboard_protocols::families()
+                    .iter()
+                    .copied()
+                    .filter(|f| !reads_hidraw(f) && rules.cover(f).modem_manager)
+                    .collect();
+                if not_kept.is_empty() {
+                    r.ok(
+                        "ModemManager",
+                        format!(
+                            "runs (PID {}); {} tells it to leave {} boards alone{}",
+                            p.pid,
+                            installed.display(),
+                            titles(&every_kept),
+                            if kept.is_empty() {
+                                String::new()
+                            } else {
+                                ", which are the serial boards followed here".to_string()
+                            }
+                        ),
+                    );
+                } else {
+                    r.warn(
+                        "ModemManager",
+                        format!(
+                            "runs (PID {}); {} tells it to leave {} boards alone, but has no such line for {} boards, which are followed here: it may open their ports and send them AT commands",
+                            p.pid,
+                            installed.display(),
+                            titles(&every_kept),
+                            titles(&not_kept)
+                        ),
+                        "`sudo systemctl disable --now ModemManager` (a tournament machine needs no modem), or a udev rule of your own setting ENV{ID_MM_DEVICE_IGNORE}=\"1\" for those boards' devices, then replug them",
+                    );
+                }
+                continue;
+            }
         }
+        r.warn(
+            name,
+            format!(
+                "runs (PID {}) and may take a board's serial port as soon as it is plugged in",
+                p.pid
+            ),
+            grabber_fix(name, rules),
+        );
     }
 }
 
@@ -1175,5 +2048,80 @@ fn check_clock(r: &mut Report, sys: &System) {
             format!("the system clock's state cannot be read: {e}"),
             "check `timedatectl` says \"System clock synchronized: yes\"",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packaged() -> Rules {
+        Rules {
+            installed: None,
+            text: PACKAGED_RULES.to_string(),
+        }
+    }
+
+    #[test]
+    fn what_the_packaged_udev_rules_do_is_read_family_by_family() {
+        let rules = packaged();
+        let cover = |name: &str| rules.cover(eboard_protocols::family(name).unwrap());
+        assert_eq!(
+            cover("dgt"),
+            RuleCover {
+                links: vec!["/dev/chessboard/dgt-…".to_string()],
+                modem_manager: true,
+                group: None,
+                mode: None,
+            }
+        );
+        for name in ["certabo", "occupancy"] {
+            assert_eq!(
+                cover(name),
+                RuleCover {
+                    links: vec!["/dev/chessboard/usb-10c4-ea60-…".to_string()],
+                    ..RuleCover::default()
+                },
+                "{name}"
+            );
+        }
+        assert_eq!(
+            cover("chessnut"),
+            RuleCover {
+                links: vec!["/dev/chessboard/usb-2d80-…".to_string()],
+                modem_manager: false,
+                group: Some("dialout".to_string()),
+                mode: Some("0660".to_string()),
+            }
+        );
+        assert_eq!(cover("millennium"), RuleCover::default());
+        assert_eq!(
+            rules.says(&eboard_protocols::chessnut::FAMILY),
+            "links Chessnut boards as /dev/chessboard/usb-2d80-… and gives them group dialout, mode 0660"
+        );
+        assert_eq!(
+            rules.says(&eboard_protocols::millennium::FAMILY),
+            "does nothing for Millennium ChessLink boards"
+        );
+    }
+
+    #[test]
+    fn modem_manager_advice_names_the_families_the_rules_keep_it_from_and_not() {
+        let fix = modem_manager_fix(&packaged());
+        assert!(
+            fix.contains("the udev rule 60-eboard-bridge.rules (not installed) tells it to leave DGT boards alone once installed"),
+            "{fix}"
+        );
+        assert!(
+            fix.contains("it has no such line for Millennium ChessLink, Certabo or occupancy (Certabo dialect) boards"),
+            "{fix}"
+        );
+    }
+
+    #[test]
+    fn a_udev_assignment_is_not_a_comparison() {
+        let line = r#"SUBSYSTEMS=="usb", ATTRS{idVendor}=="2d80", GROUP=="x", GROUP="dialout""#;
+        assert_eq!(assigned(line, "GROUP="), Some("dialout"));
+        assert_eq!(assigned(line, "MODE="), None);
     }
 }

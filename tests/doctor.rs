@@ -1,7 +1,11 @@
 //! `eboard-bridge doctor` against real things: a virtual DGT board on a
 //! pseudo-terminal (a working serial device), a pty nobody answers on, a broken
 //! configuration, a data directory that cannot be written, an HTTP port already
-//! bound, programs that grab serial ports, and a healthy machine that passes.
+//! bound, programs that grab serial ports, and a healthy machine that passes;
+//! and the other families: a virtual Millennium board configured as the wrong
+//! family and found by its `/dev/chessboard/` link, and a Chessnut's hidraw
+//! nodes (with a CP210x adapter and a keyboard beside them) in a /dev and /sys
+//! of the test's own.
 
 mod child_guard;
 
@@ -14,6 +18,7 @@ use std::time::Duration;
 use child_guard::ChildGuard;
 use eboard_bridge::doctor::{check, ClockSync, Level, Report, System};
 use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
+use eboard_protocols::family::Family;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"));
@@ -31,6 +36,11 @@ fn bin() -> Command {
 
 /// A virtual DGT board (with its clock) on a pty, linked at `link`.
 fn board(link: &Path) -> EmulatorHandle {
+    board_of(&eboard_protocols::dgt::FAMILY, link)
+}
+
+/// A virtual board of `family` on a pty, linked at `link`.
+fn board_of(family: &'static Family, link: &Path) -> EmulatorHandle {
     let game = load_game(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/games/python-chess-molinari-bordais-1979.pgn"),
@@ -40,6 +50,7 @@ fn board(link: &Path) -> EmulatorHandle {
     serve_pty(
         &game,
         &EmulateOptions {
+            family,
             seed: 3,
             // The game waits for the host; the doctor only asks who the board is.
             start_after_host: Some(60_000),
@@ -59,6 +70,8 @@ fn free_addr() -> String {
 struct Setup {
     dir: tempfile::TempDir,
     by_id: PathBuf,
+    /// Discovery's `links_dir` (the udev rules' `/dev/chessboard/`).
+    links: PathBuf,
     data: PathBuf,
 }
 
@@ -66,8 +79,15 @@ fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let by_id = dir.path().join("by-id");
     std::fs::create_dir(&by_id).unwrap();
+    let links = dir.path().join("chessboard");
+    std::fs::create_dir(&links).unwrap();
     let data = dir.path().join("data");
-    Setup { dir, by_id, data }
+    Setup {
+        dir,
+        by_id,
+        links,
+        data,
+    }
 }
 
 impl Setup {
@@ -76,8 +96,8 @@ impl Setup {
         std::fs::write(
             &path,
             format!(
-                "[http]\nlisten = \"{listen}\"\n[storage]\ndata_dir = {:?}\n[discovery]\ndir = {:?}\n{extra}",
-                self.data, self.by_id
+                "[http]\nlisten = \"{listen}\"\n[storage]\ndata_dir = {:?}\n[discovery]\ndir = {:?}\nlinks_dir = {:?}\n{extra}",
+                self.data, self.by_id, self.links
             ),
         )
         .unwrap();
@@ -496,8 +516,332 @@ fn a_missing_board_and_usb_names_from_sysfs_are_explained() {
     assert_eq!(
         serial.what,
         format!(
-            "no board to follow: no configured [[board]] port exists and nothing DGT-like is in {}",
-            s.by_id.display()
+            "no board to follow: no configured [[board]] port exists and discovery finds no board in {} or {}",
+            s.by_id.display(),
+            s.links.display()
         )
     );
+}
+
+/// The udev rules of the source tree, installed in a rules directory of the test's own.
+fn installed_rules(s: &Setup) -> PathBuf {
+    let rules = s.dir.path().join("rules.d");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("systemd/60-eboard-bridge.rules"),
+        rules.join("60-eboard-bridge.rules"),
+    )
+    .unwrap();
+    rules
+}
+
+#[test]
+fn a_millennium_board_is_asked_its_version_and_named_when_configured_as_another_family() {
+    let s = setup();
+    let link = s.dir.path().join("chesslink");
+    let _board = board_of(&eboard_protocols::millennium::FAMILY, &link);
+
+    // Configured without a protocol (DGT, the default): the DGT request goes
+    // unanswered, Millennium's version request is answered.
+    let config = s.config(
+        &format!("[[board]]\nport = {link:?}\nnumber = 3\n"),
+        &free_addr(),
+    );
+    let r = check(Some(&config), |_| None, &s.system(synced));
+    let found: Vec<_> = r.about(&link.display().to_string()).collect();
+    assert_eq!(found.len(), 1, "{}", r.render());
+    assert_eq!(found[0].level, Level::Fail, "{}", r.render());
+    assert!(
+        found[0].what.contains(
+            "(board 3, configured as \"dgt\") was asked who it is as a DGT board, and no DGT board answered within 1500 ms; then it answers: Millennium ChessLink board, version "
+        ),
+        "{}",
+        found[0].what
+    );
+    assert!(
+        found[0]
+            .what
+            .ends_with(": a Millennium ChessLink board is on it"),
+        "{}",
+        found[0].what
+    );
+    assert_eq!(
+        found[0].fix.as_deref(),
+        Some("write protocol = \"millennium\" in its [[board]] table")
+    );
+
+    // Configured as what it is: asked its version, and it answers.
+    let config = s.config(
+        &format!("[[board]]\nport = {link:?}\nnumber = 3\nprotocol = \"millennium\"\n"),
+        &free_addr(),
+    );
+    let r = check(Some(&config), |_| None, &s.system(synced));
+    let found: Vec<_> = r.about(&link.display().to_string()).collect();
+    assert_eq!(found.len(), 1, "{}", r.render());
+    assert_eq!(found[0].level, Level::Ok, "{}", r.render());
+    assert!(
+        found[0]
+            .what
+            .contains("(board 3) answers: Millennium ChessLink board, version "),
+        "{}",
+        found[0].what
+    );
+    assert!(!r.blocking(), "{}", r.render());
+
+    // Found by discovery through a `millennium-…` link in /dev/chessboard/,
+    // with ModemManager running: the udev rule keeps it off DGT boards only,
+    // and a Millennium board is followed here, so it is a warning.
+    let discovered = s.links.join("millennium-1");
+    std::os::unix::fs::symlink(&link, &discovered).unwrap();
+    let _mm = impostor(s.dir.path(), "ModemManager", Stdio::null());
+    let config = s.config("", &free_addr());
+    let mut sys = s.system(synced);
+    sys.rules_dirs = vec![installed_rules(&s)];
+    let r = check(Some(&config), |_| None, &sys);
+    let serial = r.about("serial").next().unwrap();
+    assert_eq!(
+        serial.what,
+        format!(
+            "1 port to follow: {} (discovered) as millennium",
+            discovered.display()
+        )
+    );
+    let found = r.about(&discovered.display().to_string()).next().unwrap();
+    assert_eq!(found.level, Level::Ok, "{}", r.render());
+    assert!(
+        found
+            .what
+            .contains("(discovered) answers: Millennium ChessLink board, version "),
+        "{}",
+        found.what
+    );
+    let mm = r.about("ModemManager").next().unwrap();
+    assert_eq!(mm.level, Level::Warn, "{}", r.render());
+    assert!(
+        mm.what.contains(
+            "tells it to leave DGT boards alone, but has no such line for Millennium ChessLink boards, which are followed here"
+        ),
+        "{}",
+        mm.what
+    );
+    assert!(
+        mm.fix
+            .as_deref()
+            .unwrap()
+            .contains("sudo systemctl disable --now ModemManager"),
+        "{:?}",
+        mm.fix
+    );
+}
+
+/// A USB device under `sysfs` with these attributes, its interface `:1.<n>`
+/// holding `node` (of `class`: `tty` or `hidraw`), a HID report descriptor
+/// given for hidraw nodes.
+fn usb_device(
+    sysfs: &Path,
+    port: &str,
+    attrs: &[(&str, &str)],
+    class: &str,
+    node: &str,
+    interface: u8,
+    descriptor: Option<&[u8]>,
+) {
+    let usb = sysfs.join("devices/pci0000:00/usb1").join(port);
+    std::fs::create_dir_all(&usb).unwrap();
+    for (name, value) in attrs {
+        std::fs::write(usb.join(name), format!("{value}\n")).unwrap();
+    }
+    let mut device = usb.join(format!("{port}:1.{interface}"));
+    if let Some(d) = descriptor {
+        device = device.join(format!("0003:2D80:8002.000{interface}"));
+        std::fs::create_dir_all(&device).unwrap();
+        std::fs::write(device.join("report_descriptor"), d).unwrap();
+    }
+    std::fs::create_dir_all(&device).unwrap();
+    let class_dir = sysfs.join("class").join(class).join(node);
+    std::fs::create_dir_all(&class_dir).unwrap();
+    std::os::unix::fs::symlink(&device, class_dir.join("device")).unwrap();
+}
+
+#[test]
+fn a_chessnut_hidraw_node_is_named_with_its_permissions_and_the_udev_rule() {
+    let s = setup();
+    // A machine with a Chessnut (two HID interfaces: the vendor one, usage
+    // page FF00, and another), a CP210x serial adapter and a keyboard, in a
+    // /dev and /sys of its own (pseudo-terminals stand for the nodes).
+    let ptys: Vec<_> = (0..4)
+        .map(|_| nix::pty::openpty(None, None).unwrap())
+        .collect();
+    let root = std::fs::canonicalize(s.dir.path()).unwrap();
+    let dev = root.join("dev");
+    std::fs::create_dir(&dev).unwrap();
+    for (name, pty) in ["hidraw0", "hidraw1", "hidraw2", "ttyUSB0"]
+        .iter()
+        .zip(&ptys)
+    {
+        std::os::unix::fs::symlink(nix::unistd::ttyname(&pty.slave).unwrap(), dev.join(name))
+            .unwrap();
+    }
+    let sysfs = root.join("sys");
+    let chessnut = [
+        ("idVendor", "2d80"),
+        ("idProduct", "8002"),
+        ("manufacturer", "Chessnut"),
+        ("product", "Chessnut Air"),
+    ];
+    // Usage Page (Vendor FF00), …; Usage Page (Generic Desktop), ….
+    let vendor_page: &[u8] = &[0x06, 0x00, 0xff, 0x09, 0x01, 0xa1, 0x01];
+    let desktop_page: &[u8] = &[0x05, 0x01, 0x09, 0x06, 0xa1, 0x01];
+    usb_device(
+        &sysfs,
+        "1-1",
+        &chessnut,
+        "hidraw",
+        "hidraw0",
+        0,
+        Some(vendor_page),
+    );
+    usb_device(
+        &sysfs,
+        "1-1",
+        &chessnut,
+        "hidraw",
+        "hidraw1",
+        1,
+        Some(desktop_page),
+    );
+    usb_device(
+        &sysfs,
+        "1-2",
+        &[
+            ("idVendor", "046d"),
+            ("idProduct", "c31c"),
+            ("product", "USB Keyboard"),
+        ],
+        "hidraw",
+        "hidraw2",
+        0,
+        Some(desktop_page),
+    );
+    usb_device(
+        &sysfs,
+        "1-3",
+        &[
+            ("idVendor", "10c4"),
+            ("idProduct", "ea60"),
+            ("manufacturer", "Silicon Labs"),
+            ("product", "CP2102 USB to UART Bridge Controller"),
+        ],
+        "tty",
+        "ttyUSB0",
+        0,
+        None,
+    );
+    let config = s.config("", &free_addr());
+    let sys = System {
+        dev: dev.clone(),
+        sys: sysfs,
+        ..s.system(synced)
+    };
+
+    // No udev rule, so no /dev/chessboard/ link: the board is not followed.
+    let r = check(Some(&config), |_| None, &sys);
+    let topic = |name: &str| dev.join(name).display().to_string();
+    let hid = r
+        .about(&topic("hidraw0"))
+        .next()
+        .unwrap_or_else(|| panic!("{}", r.render()));
+    assert_eq!(hid.level, Level::Warn, "{}", r.render());
+    assert!(
+        hid.what.starts_with(
+            "is a Chessnut board (USB 2d80:8002, Chessnut Chessnut Air): its USB ids say so, but discovery finds it neither in "
+        ),
+        "{}",
+        hid.what
+    );
+    assert!(
+        hid.what
+            .contains(&format!("; {} is owner ", dev.join("hidraw0").display())),
+        "{}",
+        hid.what
+    );
+    assert!(hid.what.contains(", mode "), "{}", hid.what);
+    let fix = hid.fix.as_deref().unwrap();
+    assert!(
+        fix.starts_with(&format!(
+            "List it in a [[board]] table: port = \"{}\", protocol = \"chessnut\"",
+            dev.join("hidraw0").display()
+        )),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("install the udev rule (the package puts it in /usr/lib/udev/rules.d/60-eboard-bridge.rules"),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("which links it as /dev/chessboard/usb-2d80-…"),
+        "{fix}"
+    );
+    // Its other interface, and the keyboard, are not boards to follow.
+    let other = r.about(&topic("hidraw1")).next().unwrap();
+    assert_eq!(other.level, Level::Ok);
+    assert!(
+        other
+            .what
+            .starts_with("the other HID interface of a Chessnut board (USB 2d80:8002"),
+        "{}",
+        other.what
+    );
+    assert_eq!(r.about(&topic("hidraw2")).count(), 0, "{}", r.render());
+    // The CP210x may be a board of the Certabo dialect: listened to only
+    // through the rule's link.
+    let cp = r.about(&topic("ttyUSB0")).next().unwrap();
+    assert_eq!(cp.level, Level::Ok);
+    assert!(
+        cp.what.starts_with(
+            "may be a Certabo or occupancy (Certabo dialect) board (USB 10c4:ea60, Silicon Labs CP2102 USB to UART Bridge Controller): its USB ids say so, but other devices use the same ids"
+        ),
+        "{}",
+        cp.what
+    );
+    assert!(
+        cp.what
+            .contains("protocol = \"certabo\" or \"occupancy\"; or install the udev rule"),
+        "{}",
+        cp.what
+    );
+    assert!(
+        cp.what.contains(
+            "which links it as /dev/chessboard/usb-10c4-ea60-… for discovery to listen to"
+        ),
+        "{}",
+        cp.what
+    );
+    let serial = r.about("serial").next().unwrap();
+    assert_eq!(serial.level, Level::Fail, "{}", r.render());
+
+    // With the rule's link, discovery follows it as a Chessnut board, which
+    // doctor says it found by its link and did not ask.
+    let link = s.links.join("usb-2d80-8002-hidraw0");
+    std::os::unix::fs::symlink(dev.join("hidraw0"), &link).unwrap();
+    let r = check(Some(&config), |_| None, &sys);
+    let serial = r.about("serial").next().unwrap();
+    assert_eq!(
+        serial.what,
+        format!(
+            "1 port to follow: {} (discovered) as chessnut",
+            link.display()
+        )
+    );
+    let found = r.about(&link.display().to_string()).next().unwrap();
+    assert_eq!(found.level, Level::Ok, "{}", r.render());
+    assert!(
+        found.what.contains(&format!(
+            "(discovered) is a Chessnut board by its link in {}; not asked who it is: this project knows no Chessnut request that only asks that",
+            s.links.display()
+        )),
+        "{}",
+        found.what
+    );
+    assert_eq!(r.about(&topic("hidraw0")).count(), 0, "{}", r.render());
 }

@@ -16,7 +16,9 @@
 //! - a virtual board ([`VirtualDevice`]) the hand models play on, for `sim`,
 //!   `emulate`, the demo, the benches and the tests.
 //! - how the daemon finds it: USB ids ([`UsbMatch`]), `/dev/serial/by-id/`
-//!   names, and, for boards on chips other devices share, a listening probe.
+//!   names, and, for boards on chips other devices share, a listening probe;
+//!   and how `eboard-bridge doctor` asks a board who it is ([`Identify`]),
+//!   when the protocol has such a request.
 //!
 //! Everything here is sans-IO and time-injected, like the rest of the crate.
 
@@ -613,6 +615,24 @@ pub struct Family {
     /// Whether bytes a port sent unasked are this family's (a listening
     /// probe for ports found by shared USB ids); `None`: never probed.
     pub recognise: Option<fn(&[u8]) -> bool>,
+    /// A request that asks a board who it is and changes nothing on it;
+    /// `None`: the protocol has none this project sends.
+    pub identify: Option<Identify>,
+}
+
+/// How to ask a board who it is (`eboard-bridge doctor` does, on a port
+/// nobody else holds): bytes that only ask (a serial number, a version, a
+/// ping), never a setting, a mode or LEDs. The answers are read with the
+/// family's codec, as [`BoardFact`]s (one board) or as observations tagged
+/// with each answering board's [`BoardId`] (a shared line).
+#[derive(Clone, Copy, Debug)]
+pub struct Identify {
+    /// The bytes to write on a port used in `mode`.
+    pub request: fn(PortMode) -> Vec<u8>,
+    /// How many facts one board answers the request with: the host stops
+    /// listening once they came. On a shared line every board answers, so
+    /// the host listens for the whole time it allows.
+    pub facts: usize,
 }
 
 impl fmt::Debug for Family {

@@ -64,6 +64,9 @@ pub const FAMILY: Family = Family {
     usb: &[CP210X],
     by_id_name: |_| false,
     recognise: Some(|bytes| lines::has_line_of(bytes, FIELDS)),
+    // The board takes no command but LEDs: nothing asks it who it is (its
+    // lines come unasked; `recognise` listens for them).
+    identify: None,
 };
 
 fn codec_for(setup: &CodecSetup) -> Result<Box<dyn Codec>, SetupError> {

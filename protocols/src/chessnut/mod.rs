@@ -59,6 +59,9 @@ pub const FAMILY: Family = Family {
     }],
     by_id_name: |_| false,
     recognise: None,
+    // No request that only asks who the board is is known to this project
+    // (positions come once real-time mode is switched on): found by its ids.
+    identify: None,
 };
 
 /// The reports of one Chessnut board, as observations.

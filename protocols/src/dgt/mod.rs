@@ -26,7 +26,7 @@ pub use types::*;
 
 pub use codec::{capabilities, DgtCodec, DgtStats};
 
-use crate::family::{CodecSetup, Family, PortMode, SetupError};
+use crate::family::{CodecSetup, Family, Identify, PortMode, SetupError};
 
 /// The DGT family, for the registration table.
 pub const FAMILY: Family = Family {
@@ -42,7 +42,30 @@ pub const FAMILY: Family = Family {
     usb: &[],
     by_id_name: looks_like_dgt,
     recognise: None,
+    identify: Some(Identify {
+        request: identify_request,
+        facts: 2,
+    }),
 };
+
+/// Who is there: the serial number and the version of a single board, or a
+/// ping to every board of a bus line (each answers with its address). None
+/// of them changes anything on a board.
+fn identify_request(mode: PortMode) -> Vec<u8> {
+    let mut out = Vec::new();
+    match mode {
+        PortMode::Single => {
+            Command::ReturnSerialNumber.encode(&mut out);
+            Command::SendVersion.encode(&mut out);
+        }
+        PortMode::Bus => BusCommand {
+            kind: BusCommandKind::Ping,
+            address: 0,
+        }
+        .encode(&mut out),
+    }
+    out
+}
 
 fn codec_for(setup: &CodecSetup) -> Result<Box<dyn crate::family::Codec>, SetupError> {
     Ok(DgtCodec::boxed(match setup.mode {

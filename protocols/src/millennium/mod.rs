@@ -11,8 +11,8 @@ use std::any::Any;
 
 use crate::family::{
     BoardFact, BoardId, Capabilities, ClockLink, Codec, CodecSetup, CodecStats, CommandAck, Family,
-    Observation, Observed, Parity, PortMode, Reporting, Sensing, SerialSettings, Settings,
-    SetupError, Transport,
+    Identify, Observation, Observed, Parity, PortMode, Reporting, Sensing, SerialSettings,
+    Settings, SetupError, Transport,
 };
 
 pub mod driver;
@@ -64,6 +64,12 @@ pub const FAMILY: Family = Family {
     usb: &[],
     by_id_name: |_| false,
     recognise: None,
+    // The version (`V`, answered by `v`): what the driver asks first, and
+    // the one request that changes nothing on the board.
+    identify: Some(Identify {
+        request: |_| wire::Command::Version.encode(),
+        facts: 1,
+    }),
 };
 
 /// Board replies of one port, as observations.

@@ -55,6 +55,8 @@ pub const FAMILY: Family = Family {
     usb: &[certabo::CP210X],
     by_id_name: |_| false,
     recognise: Some(|bytes| lines::has_line_of(bytes, FIELDS)),
+    // Certabo's dialect: no command but LEDs, nothing to ask.
+    identify: None,
 };
 
 /// The frame of `p`: number `k` is rank `8 - k`, bit 7 = file a.
