@@ -193,6 +193,7 @@ fn main() {
     let mut busy = Duration::ZERO;
     let mut runs = 0usize;
     let mut failures = Vec::new();
+    let mut info_kinds = Vec::new();
     let noise = noise_on();
     for hands in &conditions {
         let label = format!(
@@ -232,7 +233,13 @@ fn main() {
                 games.len()
             );
             failures.append(&mut t.failures);
+            info_kinds.push(format!("{label} [{}]: {:?}", setup.name(), t.info_kinds));
         }
+    }
+    println!();
+    println!("info alerts by kind:");
+    for line in &info_kinds {
+        println!("  {line}");
     }
     let hours = board_time.as_secs_f64() / 3600.0;
     println!();
@@ -272,6 +279,8 @@ struct Tally {
     retractions: usize,
     serious: usize,
     info: usize,
+    /// Info alerts by kind: what arbiters would see scroll by.
+    info_kinds: std::collections::BTreeMap<String, usize>,
     clk_exact: usize,
     clk_checked: usize,
     results_right: usize,
@@ -288,6 +297,11 @@ impl Tally {
         self.retractions += out.retractions;
         self.serious += out.serious_alerts.len();
         self.info += out.info_alerts;
+        for m in &out.info_messages {
+            // `ply N t=T kind: message`
+            let kind = m.split(' ').nth(3).unwrap_or("?").trim_end_matches(':');
+            *self.info_kinds.entry(kind.to_string()).or_default() += 1;
+        }
         // Plies of the source never published (a game abandoned part-way).
         self.plies_lost += out.expected.len().saturating_sub(out.verified.len());
         let published: Vec<_> = out

@@ -89,7 +89,16 @@ fn ordinal(n: u32) -> String {
         1 => "first".into(),
         2 => "second".into(),
         3 => "third".into(),
-        n => format!("{n}th"),
+        n => {
+            let suffix = match (n % 10, n % 100) {
+                (_, 11..=13) => "th",
+                (1, _) => "st",
+                (2, _) => "nd",
+                (3, _) => "rd",
+                _ => "th",
+            };
+            format!("{n}{suffix}")
+        }
     }
 }
 
@@ -320,6 +329,22 @@ fn captured_square(m: &shakmaty::Move) -> Square {
         shakmaty::Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()),
         _ => m.to(),
     }
+}
+
+/// Article 7.5.4 as an info, once a player's moves that look two-handed come
+/// to `plies` (one is no sign: a quick hand grabs both pieces within one scan
+/// too): `latest`, the alert about the last of them, named with all of them.
+pub fn two_hands_repeated(latest: Alert, plies: &[u32]) -> TrackerEvent {
+    let list: Vec<String> = plies.iter().map(u32::to_string).collect();
+    TrackerEvent::Alert(Alert {
+        message: format!(
+            "{} This is the {} such move of this player in the game (plies {}).",
+            latest.message,
+            ordinal(plies.len() as u32),
+            list.join(", ")
+        ),
+        ..latest
+    })
 }
 
 /// Article 7.5.4 as an info: the two pieces of one move were lifted in the same

@@ -373,6 +373,10 @@ pub struct Tracker {
     /// last explained picture (7.5.4), and when the latest such scan came.
     same_scan_lifts: shakmaty::Bitboard,
     same_scan_lifts_t: Millis,
+    /// The plies of this game whose two pieces (castling, capture) left the
+    /// board in one scan, per mover (White, Black): 7.5.4 is told once there
+    /// are [`TWO_HANDS_REPEATS`] of them.
+    two_hands_plies: [Vec<u32>; 2],
     /// The input ended here (the end of a capture being replayed): what the
     /// board showed after it is unknown, so no picture is reported as displaced
     /// for a stillness that only the missing input made long enough.
@@ -403,6 +407,11 @@ const SAME_SCAN_MS: Millis = 50;
 /// complete this soon after. One hand that grabs both quickly still needs time
 /// to put them down one after the other.
 const TWO_HANDS_MOVE_MS: Millis = 400;
+/// A quick hand takes the captured piece and its own within one scan too, as
+/// it often does in time trouble: the arbiters hear of a player's moves that
+/// look two-handed once there are this many in the game (and at each further
+/// this many), not of every one.
+const TWO_HANDS_REPEATS: usize = 3;
 /// A picture of a game in progress still this long, with no clock running,
 /// before any game started: the board was joined mid-game (not a set-up going
 /// on, which changes every few seconds).
@@ -490,6 +499,7 @@ impl Tracker {
             scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
             same_scan_lifts_t: 0,
+            two_hands_plies: [Vec::new(), Vec::new()],
             input_end: None,
             evidence: None,
             anchor_ply: 0,
@@ -1314,6 +1324,7 @@ impl Tracker {
         self.illegal_counts = [0; 2];
         self.presses_in_game = 0;
         self.last_press_t = None;
+        self.two_hands_plies = [Vec::new(), Vec::new()];
         self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
@@ -2020,7 +2031,19 @@ impl Tracker {
                 None,
             ),
         };
-        out.extend(step.notes);
+        for note in step.notes {
+            match note {
+                TrackerEvent::Alert(a) if a.kind == laws::TWO_HANDS => {
+                    let seen = &mut self.two_hands_plies[mover as usize];
+                    seen.retain(|&p| p < ply);
+                    seen.push(ply);
+                    if seen.len() % TWO_HANDS_REPEATS == 0 {
+                        out.push(laws::two_hands_repeated(a, seen));
+                    }
+                }
+                note => out.push(note),
+            }
+        }
         out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
             ply,
             san,
