@@ -2050,7 +2050,7 @@ impl Tracker {
                     let seen = &mut self.two_hands_plies[mover as usize];
                     seen.retain(|&p| p < ply);
                     seen.push(ply);
-                    if seen.len() % TWO_HANDS_REPEATS == 0 {
+                    if seen.len().is_multiple_of(TWO_HANDS_REPEATS) {
                         out.push(laws::two_hands_repeated(a, seen));
                     }
                 }
