@@ -371,3 +371,34 @@ fn a_clock_first_heard_after_the_first_press_is_mapped_by_its_increment() {
     assert_eq!(m[2].clock_ms, Some(white), "Nf3 has White's time");
     assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
 }
+
+#[test]
+fn a_press_after_a_slow_reply_still_times_the_move() {
+    // White plays c3 and does not press yet; Black castles at once but slowly
+    // (king on g8, the rook follows 1.2 s later); White presses 0.7 s after
+    // the rook stands and the clock reports it 0.15 s later: more than two
+    // seconds after Black's hand began. c3 carries White's time after that
+    // press, and its thinking time.
+    let mut sc = Script::standard();
+    for (i, m) in ["e2e4", "e7e5", "g1f3", "g8f6", "f1c4", "f8c5"]
+        .iter()
+        .enumerate()
+    {
+        sc.play(m, if i % 2 == 0 { W } else { B });
+    }
+    sc.hand("c2c3").wait(800);
+    sc.lift("e8").wait(200);
+    sc.place("g8", 'k').wait(1_000);
+    sc.lift("h8").wait(200);
+    sc.place("f8", 'r').wait(700);
+    sc.t += 150;
+    sc.clock.left.millis += 28_000;
+    sc.clock.lever_high = Some(sc.side_of(B));
+    sc.report_clock();
+    let white = sc.clock.left.millis;
+    sc.wait(600);
+    assert_eq!(sc.sans()[6..], ["c3"]);
+    assert_eq!(sc.moves()[6].clock_ms, Some(white), "c3 has White's time");
+    assert!(sc.moves()[6].emt_ms.is_some(), "and its thinking time");
+    assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
+}

@@ -321,9 +321,9 @@ pub struct Tracker {
     /// 9.6), once a `Result` was published for it.
     result_ply: Option<u32>,
     /// A reply proved the first pending move while the mover's clock still ran:
-    /// (verified plies then, the reply, when first seen, when first seen
-    /// complete), to wait for a late press.
-    late_press_wait: Option<(u32, Move, Millis, Option<Millis>)>,
+    /// (verified plies then, the reply, when first seen), to wait for a late
+    /// press.
+    late_press_wait: Option<(u32, Move, Millis)>,
     clock_laws: clock_laws::ClockLaws,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
@@ -414,9 +414,11 @@ const TWO_HANDS_MOVE_MS: Millis = 400;
 /// this many), not of every one.
 const TWO_HANDS_REPEATS: usize = 3;
 /// A move proven by the reply waits for its mover's late press at least this
-/// long after the reply stood complete (the clock's report of a press comes up
-/// to a second after it).
+/// long after the board last changed (the reply's hand at work; the clock's
+/// report of a press comes up to a second after the press)...
 const LATE_PRESS_AFTER_REPLY_MS: Millis = 1_200;
+/// ...but never longer than this after the reply was first seen.
+const LATE_PRESS_WAIT_MOST_MS: Millis = 5_000;
 /// A picture of a game in progress still this long, with no clock running,
 /// before any game started: the board was joined mid-game (not a set-up going
 /// on, which changes every few seconds).
@@ -1994,20 +1996,19 @@ impl Tracker {
         // again starts it afresh.
         // A reply still under way may be read as another candidate move on the
         // next picture: the same reply, the wait goes on.
-        let (since, complete) = match self.late_press_wait {
-            Some((p, mv, since, complete)) if p == ply && (mv == reply || n < 2) => {
-                (since, complete)
-            }
-            _ => (t, None),
+        let since = match self.late_press_wait {
+            Some((p, mv, since)) if p == ply && (mv == reply || n < 2) => since,
+            _ => t,
         };
+        self.late_press_wait = Some((ply, reply, since));
         // A reply made slowly (a castling, a piece carried far) is still no
-        // proof the press was forgotten: the mover may press once it stands,
-        // and the clock reports the press up to a second later.
-        let complete = complete.or((n >= 2).then_some(t));
-        self.late_press_wait = Some((ply, reply, since, complete));
-        let until = (since + self.config.late_press_ms)
-            .max(complete.map_or(0, |c| c + LATE_PRESS_AFTER_REPLY_MS));
-        t < until
+        // proof the press was forgotten: the mover may press once the reply
+        // stands, and the clock reports the press up to a second later. So
+        // the wait lasts until a while after the board last changed, within
+        // a bound.
+        let after_reply =
+            (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + LATE_PRESS_WAIT_MOST_MS);
+        t < (since + self.config.late_press_ms).max(after_reply)
     }
 
     /// Publishes the first provisional move as verified.
