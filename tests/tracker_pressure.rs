@@ -448,6 +448,13 @@ fn real_games_that_once_went_wrong_in_time_trouble() {
     let cases = [
         // Kh7-g7, Qh5-g4 (no press between), Kg7-h8: read as Kh7-h8 Qh5-g4.
         (59, Model::Own, Pace::TimeTrouble, 0.02),
+        // Bg6, then White presses with the rook in the hand and sets it on f2,
+        // from where it could slide on: the cheapest reading held Rf2 under
+        // way until a moment of stillness, and 7.5.1 (with its penalty) was
+        // raised for a press a close reading explained as legal all along.
+        (727, Model::Blind, Pace::TimeTrouble, 0.02),
+        // The same with Black's queen: Qxc4, a false 7.5.1 at ply 71.
+        (1108, Model::Blind, Pace::TimeTrouble, 0.02),
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press) in cases {

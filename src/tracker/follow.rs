@@ -255,7 +255,17 @@ impl Tracker {
                     && presser.is_some_and(|c| h.pos().turn() != c)
                     && at_work(h)
             };
-            (!best.noisy() && !best.moving()) || ev.viable(MARGIN).any(replying)
+            // Or any close reading at rest on legal play with the presser's
+            // move the last made: the cheapest may still hold that move in
+            // the hand (a rook set down on a square it could slide on from)
+            // until a moment of stillness tells, and a 7.5.1 alert is not for
+            // a press the board may have explained legally all along.
+            let at_rest_after_presser =
+                |h: &Hyp| !h.noisy() && !h.moving() && presser.is_some_and(|c| h.pos().turn() != c);
+            (!best.noisy() && !best.moving())
+                || ev
+                    .viable(MARGIN)
+                    .any(|h| replying(h) || at_rest_after_presser(h))
         })
     }
 
