@@ -2634,7 +2634,17 @@ impl Tracker {
                     .as_ref()
                     .zip(self.white_side)
                     .map(|(p, w)| side_color(p.side, w));
-                let legal = self.evidence_clears_press(presser);
+                // Or the cheapest reading reads the board as legal play without
+                // noise and gives the press to a ply it has complete: a
+                // published ply it contradicts is what is wrong (it is
+                // corrected once the board is still), not the player's move.
+                let owned = self.press.as_ref().is_some_and(|p| {
+                    self.evidence.as_ref().is_some_and(|ev| {
+                        let best = ev.best();
+                        !best.noisy() && best.marks.iter().any(|m| m.press == Some(p.id))
+                    })
+                });
+                let legal = self.evidence_clears_press(presser) || owned;
                 if let Some(press) = self
                     .press
                     .as_mut()
