@@ -230,8 +230,14 @@ impl Tracker {
 
     /// The cheapest reading explains the board with legal play alone and has
     /// `presser`'s move complete (only the opponent may be moving): his press
-    /// completed a legal move, whatever the picture when it came.
-    pub(super) fn evidence_clears_press(&self, presser: Option<shakmaty::Color>) -> bool {
+    /// completed a legal move, whatever the picture when it came. `press`
+    /// (its number) is cleared too when that reading has it on a ply it has
+    /// complete.
+    pub(super) fn evidence_clears_press(
+        &self,
+        presser: Option<shakmaty::Color>,
+        press: Option<u32>,
+    ) -> bool {
         // The cheapest reading at rest, or any close one in which the
         // presser's opponent is at work: a replier who lifts the piece just
         // captured reads, until his own piece leaves, as well as the mover
@@ -262,7 +268,14 @@ impl Tracker {
             // a press the board may have explained legally all along.
             let at_rest_after_presser =
                 |h: &Hyp| !h.noisy() && !h.moving() && presser.is_some_and(|c| h.pos().turn() != c);
+            // Or the cheapest reading reads the board as legal play without
+            // noise and gives the press to a ply it has complete: a published
+            // ply it contradicts is what is wrong (it is corrected once the
+            // board is still), not the player's move.
+            let owned = press
+                .is_some_and(|id| !best.noisy() && best.marks.iter().any(|m| m.press == Some(id)));
             (!best.noisy() && !best.moving())
+                || owned
                 || ev
                     .viable(MARGIN)
                     .any(|h| replying(h) || at_rest_after_presser(h))

@@ -321,8 +321,7 @@ pub struct Tracker {
     /// 9.6), once a `Result` was published for it.
     result_ply: Option<u32>,
     /// A reply proved the first pending move while the mover's clock still ran:
-    /// (verified plies then, the reply, when first seen), to wait for a late
-    /// press.
+    /// (verified plies then, the reply, when first seen), to wait for a late press.
     late_press_wait: Option<(u32, Move, Millis)>,
     clock_laws: clock_laws::ClockLaws,
     /// What each square showed since the last explained picture.
@@ -375,9 +374,9 @@ pub struct Tracker {
     same_scan_lifts: shakmaty::Bitboard,
     same_scan_lifts_t: Millis,
     /// The plies of this game whose two pieces (castling, capture) left the
-    /// board in one scan, per mover (White, Black): 7.5.4 is told once there
-    /// are [`TWO_HANDS_REPEATS`] of them.
-    two_hands_plies: [Vec<u32>; 2],
+    /// board in one scan, per mover: 7.5.4 is told once there are
+    /// [`TWO_HANDS_REPEATS`] of them.
+    two_hands_plies: shakmaty::ByColor<Vec<u32>>,
     /// The input ended here (the end of a capture being replayed): what the
     /// board showed after it is unknown, so no picture is reported as displaced
     /// for a stillness that only the missing input made long enough.
@@ -506,7 +505,7 @@ impl Tracker {
             scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
             same_scan_lifts_t: 0,
-            two_hands_plies: [Vec::new(), Vec::new()],
+            two_hands_plies: shakmaty::ByColor::default(),
             input_end: None,
             evidence: None,
             anchor_ply: 0,
@@ -1331,7 +1330,7 @@ impl Tracker {
         self.illegal_counts = [0; 2];
         self.presses_in_game = 0;
         self.last_press_t = None;
-        self.two_hands_plies = [Vec::new(), Vec::new()];
+        self.two_hands_plies = shakmaty::ByColor::default();
         self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
@@ -2048,7 +2047,7 @@ impl Tracker {
         for note in step.notes {
             match note {
                 TrackerEvent::Alert(a) if a.kind == laws::TWO_HANDS => {
-                    let seen = &mut self.two_hands_plies[mover as usize];
+                    let seen = self.two_hands_plies.get_mut(mover);
                     seen.retain(|&p| p < ply);
                     seen.push(ply);
                     if seen.len().is_multiple_of(TWO_HANDS_REPEATS) {
@@ -2634,17 +2633,8 @@ impl Tracker {
                     .as_ref()
                     .zip(self.white_side)
                     .map(|(p, w)| side_color(p.side, w));
-                // Or the cheapest reading reads the board as legal play without
-                // noise and gives the press to a ply it has complete: a
-                // published ply it contradicts is what is wrong (it is
-                // corrected once the board is still), not the player's move.
-                let owned = self.press.as_ref().is_some_and(|p| {
-                    self.evidence.as_ref().is_some_and(|ev| {
-                        let best = ev.best();
-                        !best.noisy() && best.marks.iter().any(|m| m.press == Some(p.id))
-                    })
-                });
-                let legal = self.evidence_clears_press(presser) || owned;
+                let id = self.press.as_ref().map(|p| p.id);
+                let legal = self.evidence_clears_press(presser, id);
                 if let Some(press) = self
                     .press
                     .as_mut()
