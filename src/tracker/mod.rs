@@ -1471,6 +1471,9 @@ impl Tracker {
             self.passed_back = None;
             return;
         }
+        if board.is_none() && self.try_turn_occupancy(t, raw, out) {
+            return;
+        }
         if let Some(b) = board {
             if result_gesture(b).is_some() {
                 // Kings passing through the centre on their way (one put
@@ -1605,13 +1608,14 @@ impl Tracker {
                 return Resolution::Ambiguous;
             }
         }
-        // Occupancy alone cannot support bursts: too many sequences give the same
-        // squares. Such boards follow one ply per picture.
+        // Occupancy alone cannot support long bursts: too many sequences give the
+        // same squares. Such boards follow at most two plies per picture (two
+        // quick moves, or a capture and its recapture, inside one frame).
         let max = match target {
             // Without the check against what the squares showed, two plies at most.
             Target::Board(_) if self.lenient => self.config.max_burst_plies.clamp(1, 2),
             Target::Board(_) => self.config.max_burst_plies.max(1),
-            Target::Occupancy(_) => 1,
+            Target::Occupancy(_) => self.config.max_burst_plies.clamp(1, 2),
         };
         let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
         // Fewest plies from the last verified position first (a slide's square seen
@@ -2301,6 +2305,44 @@ impl Tracker {
             }
         }
         false
+    }
+
+    /// Occupancy-only boards: a start looks the same with the board either way
+    /// round, so the game begins with the board taken as built, and the first
+    /// move tells which way it stands (White's first move seen from the other
+    /// side is a move of Black's pieces, never legal). A picture before any
+    /// move that only the board turned 180° explains turns it.
+    fn try_turn_occupancy(
+        &mut self,
+        t: Millis,
+        raw: &Picture,
+        out: &mut Vec<TrackerEvent>,
+    ) -> bool {
+        let game = self.game.as_ref().expect("playing");
+        let start = game.history[0].board().occupied();
+        if game.history.len() > 1
+            || !game.pending.is_empty()
+            || !self.ambiguous_lines.is_empty()
+            || self.orientation.is_quarter_turn()
+            || start.rotate_180() != start
+        {
+            return false;
+        }
+        let was = (self.orientation, self.seen.clone());
+        self.orientation = self.orientation.turned_180();
+        let occupancy = self.orientation.apply(raw).occupied();
+        let target = Target::Occupancy(occupancy);
+        self.seen.reset(Target::Occupancy(start));
+        self.seen.add(target);
+        let mut heard = Vec::new();
+        let r = self.resolve(t, target, &mut heard);
+        if r == Resolution::Unexplained {
+            (self.orientation, self.seen) = was;
+            return false;
+        }
+        out.append(&mut heard);
+        self.after_resolution(t, raw, None, target, r, out);
+        true
     }
 
     // ----- clock ----------------------------------------------------------------

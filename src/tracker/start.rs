@@ -35,6 +35,11 @@ impl Orientation {
         }
     }
 
+    /// This orientation with the board turned half round.
+    pub fn turned_180(self) -> Orientation {
+        Orientation((self.0 + 2) % 4)
+    }
+
     /// Turned 180°: White sits at the connector's right.
     pub fn is_rotated_180(self) -> bool {
         self.0 == 2

@@ -1,0 +1,182 @@
+//! Occupancy-only boards (family `occupancy`: which squares are occupied, a
+//! frame a second) read through the real session: a simulated capture of the
+//! family's virtual board, read back by `replay` (or by the accuracy bench's
+//! own loop), as the daemon reads a port.
+
+use eboard_bridge::accuracy::{run_game, sim_options, Setup};
+use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
+use eboard_bridge::events::TrackerEvent;
+use eboard_bridge::games::{load_pgn, Game};
+use eboard_bridge::replay::{replay, Collected};
+use eboard_bridge::sim::{simulate_script, SimOptions};
+use eboard_bridge::tracker::TrackerConfig;
+use eboard_protocols::family::{Family, PortMode, Reporting};
+use eboard_protocols::hand::{self, HandScript, PhysicalAction, TimedAction};
+use shakmaty::{Color, Piece, Role, Square};
+
+fn family() -> &'static Family {
+    eboard_protocols::family("occupancy").expect("the occupancy family is registered")
+}
+
+fn period_ms() -> u64 {
+    let Reporting::Frames { period_ms } = (family().capabilities)(PortMode::Single).reporting
+    else {
+        panic!("an occupancy board reports frames");
+    };
+    period_ms
+}
+
+fn replay_as(family: &Family, chunks: &[Chunk]) -> Collected {
+    let mut w = CaptureWriter::new(Vec::new(), &CaptureHeader::new(family.name)).unwrap();
+    for c in chunks {
+        w.write_chunk(c).unwrap();
+    }
+    let bytes = w.into_inner();
+    let mut sink = Collected::default();
+    replay(&bytes[..], 1, &TrackerConfig::default(), &mut sink).unwrap();
+    sink
+}
+
+/// The times of the frames the board sent after `after`.
+fn frames_after(chunks: &[Chunk], after: u64) -> Vec<u64> {
+    chunks
+        .iter()
+        .filter(|c| c.dir == Direction::In && c.t_ms > after)
+        .map(|c| c.t_ms)
+        .collect()
+}
+
+fn piece(color: Color, role: Role) -> Piece {
+    Piece { color, role }
+}
+
+fn lift(t_ms: u64, square: Square, piece: Piece) -> TimedAction {
+    TimedAction {
+        t_ms,
+        action: PhysicalAction::Lift { square, piece },
+    }
+}
+
+fn place(t_ms: u64, square: Square, piece: Piece) -> TimedAction {
+    TimedAction {
+        t_ms,
+        action: PhysicalAction::Place { square, piece },
+    }
+}
+
+/// Plays the first `opening` plies of `pgn` with the hand model, then the
+/// actions `rest` gives (from the time of the first frame more than a second
+/// after the opening's last action), and reads the capture back.
+fn play_then(
+    pgn: &str,
+    opening: usize,
+    rest: impl Fn(u64) -> Vec<TimedAction>,
+) -> (Game, Collected) {
+    let game: Game = load_pgn(pgn).unwrap().remove(0);
+    // Time enough after the last action for an undecided capture to be named.
+    let opts = SimOptions {
+        family: family(),
+        tail_ms: 70_000,
+        ..SimOptions::default()
+    };
+    let played = hand::play(&game.start, &game.moves[..opening], &opts.hand);
+    let end = played.actions.last().unwrap().t_ms;
+    // The board's frames come on a grid set when the host starts it; the
+    // hands' actions do not move it, so a first run finds it.
+    let grid = simulate_script(&game, &opts, played.clone()).chunks;
+    let frame = frames_after(&grid, end + 1_000)[0];
+    let mut actions = played.actions.clone();
+    actions.extend(rest(frame));
+    let script = HandScript {
+        actions,
+        made_at: Vec::new(),
+        pressed: Vec::new(),
+    };
+    let run = simulate_script(&game, &opts, script);
+    (game, replay_as(family(), &run.chunks))
+}
+
+fn moves_of(read: &Collected) -> Vec<String> {
+    let [record] = &read.games[..] else {
+        panic!("one game: {:?}", read.games);
+    };
+    record.moves.iter().map(|m| m.uci.clone()).collect()
+}
+
+fn alerts(read: &Collected) -> Vec<String> {
+    read.events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Alert(a) => Some(format!("{:?} {}: {}", a.severity, a.kind, a.message)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Failure mode 1: the start position's occupancy is the same with the board
+/// either way round; White's first move tells which way it stands.
+#[test]
+fn a_board_turned_round_is_followed_from_the_first_move() {
+    let game: Game = load_pgn("1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O Nf6 5. d3 d6 *\n")
+        .unwrap()
+        .remove(0);
+    for seed in 0..3 {
+        let mut opts = sim_options(Setup::Rotated, seed, false);
+        opts.family = family();
+        let out = run_game(&game, &opts);
+        assert_eq!(out.verified, out.expected, "seed {seed}");
+        assert!(out.is_exact(), "seed {seed}: {:?}", out.serious_alerts);
+    }
+}
+
+/// Failure mode 2: two quick moves inside one frame. The frame shows g1 and
+/// d7 emptied, f3 and d6 filled: only 2. Nf3 d6 does that.
+#[test]
+fn two_moves_inside_one_frame_are_read() {
+    let (wn, bp) = (
+        piece(Color::White, Role::Knight),
+        piece(Color::Black, Role::Pawn),
+    );
+    let (game, read) = play_then("1. e4 c5 2. Nf3 d6 *\n", 2, |frame| {
+        vec![
+            lift(frame + 50, Square::G1, wn),
+            place(frame + 300, Square::F3, wn),
+            lift(frame + 550, Square::D7, bp),
+            place(frame + 800, Square::D6, bp),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let serious: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+    let _ = period_ms();
+}
+
+/// Failure mode 2: a capture and its recapture inside one frame. The frame
+/// shows e4 and d8 emptied and d5 occupied as before: 2. exd5 Qxd5.
+#[test]
+fn a_capture_and_its_recapture_inside_one_frame_are_read() {
+    let (wp, bp, bq) = (
+        piece(Color::White, Role::Pawn),
+        piece(Color::Black, Role::Pawn),
+        piece(Color::Black, Role::Queen),
+    );
+    let (game, read) = play_then("1. e4 d5 2. exd5 Qxd5 *\n", 2, |frame| {
+        vec![
+            lift(frame + 20, Square::D5, bp),
+            lift(frame + 170, Square::E4, wp),
+            place(frame + 380, Square::D5, wp),
+            lift(frame + 600, Square::D5, wp),
+            lift(frame + 700, Square::D8, bq),
+            place(frame + 900, Square::D5, bq),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let serious: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}
