@@ -180,3 +180,57 @@ fn a_capture_and_its_recapture_inside_one_frame_are_read() {
         .collect();
     assert!(serious.is_empty(), "{serious:?}");
 }
+
+/// Failure mode 3: 3. exd5 with the captured pawn taken off and the capturer
+/// put down inside one frame reads, from the frames, exactly as 3. exf5 (e4
+/// emptied, d5 and f5 occupied before and after). 3... Nf6 fits both; 4. d6
+/// only the first. The game is published as played, with no alert.
+#[test]
+fn a_capture_the_frames_cannot_tell_is_decided_by_a_later_move() {
+    let (wp, bp, bn) = (
+        piece(Color::White, Role::Pawn),
+        piece(Color::Black, Role::Pawn),
+        piece(Color::Black, Role::Knight),
+    );
+    let (game, read) = play_then("1. e4 f5 2. Nc3 d5 3. exd5 Nf6 4. d6 *\n", 4, |frame| {
+        vec![
+            lift(frame + 20, Square::D5, bp),
+            lift(frame + 170, Square::E4, wp),
+            place(frame + 380, Square::D5, wp),
+            lift(frame + 3_050, Square::G8, bn),
+            place(frame + 3_300, Square::F6, bn),
+            lift(frame + 6_050, Square::D5, wp),
+            place(frame + 6_300, Square::D6, wp),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let serious: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}
+
+/// Failure mode 3, undecided: after 3. exd5 (read as above) the game stops.
+/// Nothing wrong is published: the capture is named with its other reading.
+#[test]
+fn a_capture_never_decided_is_not_published_as_a_guess() {
+    let (wp, bp) = (
+        piece(Color::White, Role::Pawn),
+        piece(Color::Black, Role::Pawn),
+    );
+    let (game, read) = play_then("1. e4 f5 2. Nc3 d5 3. exd5 *\n", 4, |frame| {
+        vec![
+            lift(frame + 20, Square::D5, bp),
+            lift(frame + 170, Square::E4, wp),
+            place(frame + 380, Square::D5, wp),
+        ]
+    });
+    let moves = moves_of(&read);
+    assert_eq!(moves, game.uci_moves()[..moves.len()], "nothing wrong");
+    let named: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| a.contains("exd5") && a.contains("exf5"))
+        .collect();
+    assert!(!named.is_empty(), "{:?}", alerts(&read));
+}

@@ -311,6 +311,10 @@ pub struct Tracker {
     ambiguous_alerted: Option<Vec<Vec<Move>>>,
     /// The candidate lines of an unresolved ambiguity (prefix kept, moves).
     ambiguous_lines: Vec<(usize, Vec<Move>)>,
+    /// Occupancy-only boards: since when the candidates have been followed
+    /// without the arbiters being told (see `AMBIGUOUS_UNDECIDED_MS`), and
+    /// whether they have been told since.
+    ambiguous_since: Option<(Millis, bool)>,
     /// Squares reported displaced (Article 7.4) and what they showed then: while they
     /// still show that, moves elsewhere are matched as if they were in place.
     displaced: Option<(shakmaty::Bitboard, Board)>,
@@ -443,6 +447,11 @@ const RESYNC_MAX_PLIES: usize = 6;
 /// A picture at least this old when the clock is pressed shows a move complete:
 /// longer than one board scan (200–250 ms).
 const STILL_BEFORE_PRESS_MS: Millis = 300;
+/// Occupancy-only boards: a capture the frames cannot tell from another
+/// capture of the same piece (the captured square occupied before and after)
+/// is usually told by a later move of the capturing piece. The candidates are
+/// followed silently this long; still undecided, the arbiters are told.
+const AMBIGUOUS_UNDECIDED_MS: Millis = 60_000;
 /// Presses kept for the evidence to give to plies.
 const PRESS_LOG: usize = 16;
 /// A press this soon after the previous one is a double press (a bounce, or both
@@ -476,6 +485,7 @@ impl Tracker {
             wrong_start_alerted: None,
             ambiguous_alerted: None,
             ambiguous_lines: Vec::new(),
+            ambiguous_since: None,
             displaced: None,
             passed_back: None,
             result_ply: None,
@@ -1744,8 +1754,13 @@ impl Tracker {
         }
         if sols.len() > 1 {
             if self.ambiguous_alerted.as_ref() != Some(&sols) {
-                let base = game.pos_at(j).clone();
-                out.push(ambiguous_alert(&base, target, &sols));
+                if matches!(target, Target::Occupancy(_)) {
+                    // Later frames usually decide (see `AMBIGUOUS_UNDECIDED_MS`).
+                    self.ambiguous_since.get_or_insert((t, false));
+                } else {
+                    let base = game.pos_at(j).clone();
+                    out.push(ambiguous_alert(&base, target, &sols));
+                }
                 self.ambiguous_alerted = Some(sols.clone());
             }
             self.ambiguous_lines = sols.into_iter().map(|l| (j, l)).collect();
@@ -2529,6 +2544,7 @@ impl Tracker {
 
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
+        self.ambiguity_undecided(t, out);
         if self.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
             if let Some(result) = self.last_board.as_ref().and_then(result_gesture) {
                 self.end_game(result, ResultReason::ResultGesture, out);
@@ -2792,6 +2808,54 @@ impl Tracker {
         let n = &mut self.illegal_counts[usize::from(c == Color::Black)];
         *n += 1;
         *n
+    }
+
+    /// Occupancy-only boards: candidates followed for `AMBIGUOUS_UNDECIDED_MS`
+    /// without a frame deciding between them are named to the arbiters.
+    fn ambiguity_undecided(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        if self.ambiguous_lines.is_empty() {
+            self.ambiguous_since = None;
+            return;
+        }
+        let Some((since, told)) = self.ambiguous_since else {
+            return;
+        };
+        if told || t.saturating_sub(since) < AMBIGUOUS_UNDECIDED_MS {
+            return;
+        }
+        self.ambiguous_since = Some((since, true));
+        let Some(game) = self.game.as_ref() else {
+            return;
+        };
+        if self
+            .ambiguous_lines
+            .iter()
+            .any(|(k, _)| *k > game.pending.len())
+        {
+            return;
+        }
+        let Some(j) = self.ambiguous_lines.iter().map(|(j, _)| *j).min() else {
+            return;
+        };
+        let lines: Vec<Vec<Move>> = self
+            .ambiguous_lines
+            .iter()
+            .map(|(k, line)| {
+                let mut l: Vec<Move> = game.pending[j..*k].iter().map(|s| s.mv).collect();
+                l.extend(line.iter().copied());
+                l
+            })
+            .collect();
+        let occupancy = self
+            .last_raw
+            .as_ref()
+            .map(|r| self.orientation.apply(r).occupied())
+            .unwrap_or_default();
+        out.push(ambiguous_alert(
+            game.pos_at(j),
+            Target::Occupancy(occupancy),
+            &lines,
+        ));
     }
 
     /// Whether an occupancy picture has been still long enough (or pressed for) to
