@@ -2573,7 +2573,8 @@ impl Tracker {
                     self.advance_anchor(self.certain_ply);
                 }
                 let game = self.game.as_ref().expect("playing");
-                if game.pending.is_empty() || still < self.config.clockless_hold_ms {
+                let hold = self.config.clockless_hold_ms + self.occupancy_frame_margin();
+                if game.pending.is_empty() || still < hold {
                     return;
                 }
                 // A move that ends the game is complete when made (6.2.1); the hold
@@ -2810,6 +2811,22 @@ impl Tracker {
         *n
     }
 
+    /// Occupancy-only boards that send whole frames: a picture is known to
+    /// have stayed only once a later frame shows it again (the next frame may
+    /// show it gone, a hand that lifted a piece or took a move back up to a
+    /// period before), so the holds that read a still picture are one period
+    /// longer.
+    fn occupancy_frame_margin(&self) -> Millis {
+        match self.config.sensor.reporting {
+            eboard_protocols::family::Reporting::Frames { period_ms }
+                if self.last_board.is_none() =>
+            {
+                period_ms
+            }
+            _ => 0,
+        }
+    }
+
     /// Occupancy-only boards: candidates followed for `AMBIGUOUS_UNDECIDED_MS`
     /// without a frame deciding between them are named to the arbiters.
     fn ambiguity_undecided(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
@@ -2861,7 +2878,7 @@ impl Tracker {
     /// Whether an occupancy picture has been still long enough (or pressed for) to
     /// read a capture from it without having seen the captured piece leave.
     fn occupancy_capture_due(&self, t: Millis) -> bool {
-        let hold = self.config.press_settle_ms * 2;
+        let hold = self.config.press_settle_ms * 2 + self.occupancy_frame_margin();
         let still = t.saturating_sub(self.last_change_t) >= hold;
         let pressed = self.press.as_ref().is_some_and(|p| {
             t.saturating_sub(p.t.max(self.last_change_t)) >= self.config.press_settle_ms
