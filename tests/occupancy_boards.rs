@@ -76,7 +76,7 @@ fn play_then(
     // Time enough after the last action for an undecided capture to be named.
     let opts = SimOptions {
         family: family(),
-        tail_ms: 70_000,
+        tail_ms: 130_000,
         ..SimOptions::default()
     };
     let played = hand::play(&game.start, &game.moves[..opening], &opts.hand);

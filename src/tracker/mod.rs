@@ -450,8 +450,9 @@ const STILL_BEFORE_PRESS_MS: Millis = 300;
 /// Occupancy-only boards: a capture the frames cannot tell from another
 /// capture of the same piece (the captured square occupied before and after)
 /// is usually told by a later move of the capturing piece. The candidates are
-/// followed silently this long; still undecided, the arbiters are told.
-const AMBIGUOUS_UNDECIDED_MS: Millis = 60_000;
+/// followed silently this long (a couple of moves at a classical pace); still
+/// undecided, the arbiters are told.
+const AMBIGUOUS_UNDECIDED_MS: Millis = 120_000;
 /// Presses kept for the evidence to give to plies.
 const PRESS_LOG: usize = 16;
 /// A press this soon after the previous one is a double press (a bounce, or both
@@ -1739,15 +1740,27 @@ impl Tracker {
                 sols = captured_first;
             }
         }
-        if sols.len() > 1 && sols.iter().all(|l| l.len() == 1 && l[0].is_promotion()) {
-            let first = sols[0][0];
-            let same_squares = sols
-                .iter()
-                .all(|l| l[0].from() == first.from() && l[0].to() == first.to());
+        if sols.len() > 1 && sols.iter().all(|l| l.iter().any(|m| m.is_promotion())) {
+            // Lines that differ only in the pieces pawns were promoted to (a
+            // promotion alone, or taken at once in the same frame).
+            let first = &sols[0];
+            let same_squares = sols.iter().all(|l| {
+                l.len() == first.len()
+                    && l.iter()
+                        .zip(first)
+                        .all(|(a, b)| a.from() == b.from() && a.to() == b.to())
+            });
             if same_squares {
                 // Occupancy-only: the new piece cannot be seen. Queen, flagged (3.7.5).
-                if let Some(q) = sols.iter().find(|l| l[0].promotion() == Some(Role::Queen)) {
-                    default_promotion = Some(first.to());
+                if let Some(q) = sols.iter().find(|l| {
+                    l.iter()
+                        .all(|m| !m.is_promotion() || m.promotion() == Some(Role::Queen))
+                }) {
+                    let at = q
+                        .iter()
+                        .position(|m| m.is_promotion())
+                        .expect("a promotion");
+                    default_promotion = Some((q.len() - at, q[at].to()));
                     sols = vec![q.clone()];
                 }
             }
@@ -1770,9 +1783,10 @@ impl Tracker {
         self.ambiguous_lines.clear();
         let moves = sols.into_iter().next().expect("one solution");
         self.extend_line(j, moves);
-        if let Some(sq) = default_promotion {
+        if let Some((back, sq)) = default_promotion {
             let game = self.game.as_mut().expect("playing");
-            if let Some(step) = game.pending.last_mut() {
+            let at = game.pending.len().saturating_sub(back);
+            if let Some(step) = game.pending.get_mut(at) {
                 step.notes.push(default_promotion_alert(sq));
             }
         }
