@@ -234,3 +234,34 @@ fn a_capture_never_decided_is_not_published_as_a_guess() {
         .collect();
     assert!(!named.is_empty(), "{:?}", alerts(&read));
 }
+
+/// Failure mode 3, a hand at work while undecided: 4. Bxe7 reads as 4. Bxh6
+/// too (g5 emptied, e7 and h6 occupied before and after). A frame then
+/// catches the bishop lifted off e7 for 4... Qxe7: in the reading 4. Bxh6 that
+/// is Black's bishop leaving e7, which would be 4... Bxh4, but h4 was never
+/// seen empty: a piece in the hand, deciding nothing. The next frame (d8
+/// emptied) only the true line explains.
+#[test]
+fn a_piece_in_the_hand_does_not_decide_an_ambiguous_capture() {
+    let (wb, bb, bq) = (
+        piece(Color::White, Role::Bishop),
+        piece(Color::Black, Role::Bishop),
+        piece(Color::Black, Role::Queen),
+    );
+    let (game, read) = play_then("1. d4 e6 2. Bg5 Be7 3. h4 h6 4. Bxe7 Qxe7 *\n", 6, |frame| {
+        vec![
+            lift(frame + 20, Square::E7, bb),
+            lift(frame + 170, Square::G5, wb),
+            place(frame + 380, Square::E7, wb),
+            lift(frame + 3_100, Square::E7, wb),
+            lift(frame + 4_300, Square::D8, bq),
+            place(frame + 4_600, Square::E7, bq),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let serious: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}

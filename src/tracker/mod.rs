@@ -1585,7 +1585,21 @@ impl Tracker {
                     return Resolution::Ambiguous;
                 }
                 for depth in 1..=2 {
-                    let ext = search::sequences(&pos, target, depth, 4, seen);
+                    let mut ext = search::sequences(&pos, target, depth, 4, seen);
+                    if !self.lenient && matches!(target, Target::Occupancy(_)) {
+                        // As below: a capture whose square was never seen empty is
+                        // a piece in the hand until the picture is still. Else a
+                        // lifted piece of one candidate's position reads as a
+                        // capture that decides for it.
+                        let emptied = self.seen.emptied();
+                        ext.retain(|line| {
+                            line.iter().all(|m| {
+                                m.capture().is_none()
+                                    || m.is_en_passant()
+                                    || emptied.contains(m.to())
+                            })
+                        });
+                    }
                     if !ext.is_empty() {
                         fits.push((*j, line.clone(), ext));
                         break;
