@@ -248,16 +248,20 @@ fn a_piece_in_the_hand_does_not_decide_an_ambiguous_capture() {
         piece(Color::Black, Role::Bishop),
         piece(Color::Black, Role::Queen),
     );
-    let (game, read) = play_then("1. d4 e6 2. Bg5 Be7 3. h4 h6 4. Bxe7 Qxe7 *\n", 6, |frame| {
-        vec![
-            lift(frame + 20, Square::E7, bb),
-            lift(frame + 170, Square::G5, wb),
-            place(frame + 380, Square::E7, wb),
-            lift(frame + 3_100, Square::E7, wb),
-            lift(frame + 4_300, Square::D8, bq),
-            place(frame + 4_600, Square::E7, bq),
-        ]
-    });
+    let (game, read) = play_then(
+        "1. d4 e6 2. Bg5 Be7 3. h4 h6 4. Bxe7 Qxe7 *\n",
+        6,
+        |frame| {
+            vec![
+                lift(frame + 20, Square::E7, bb),
+                lift(frame + 170, Square::G5, wb),
+                place(frame + 380, Square::E7, wb),
+                lift(frame + 3_100, Square::E7, wb),
+                lift(frame + 4_300, Square::D8, bq),
+                place(frame + 4_600, Square::E7, bq),
+            ]
+        },
+    );
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
     let serious: Vec<_> = alerts(&read)
         .into_iter()

@@ -2601,7 +2601,10 @@ impl Tracker {
                     self.advance_anchor(self.certain_ply);
                 }
                 let game = self.game.as_ref().expect("playing");
-                let hold = self.config.clockless_hold_ms + self.occupancy_frame_margin();
+                // On an occupancy frame board, half a period more: the frame that
+                // shows the picture a last time (or shows it gone) is read first.
+                let margin = self.occupancy_frame_margin();
+                let hold = self.config.clockless_hold_ms + margin + margin / 2;
                 if game.pending.is_empty() || still < hold {
                     return;
                 }
