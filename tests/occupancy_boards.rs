@@ -5,7 +5,7 @@
 
 use eboard_bridge::accuracy::{run_game, sim_options, Setup};
 use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
-use eboard_bridge::events::TrackerEvent;
+use eboard_bridge::events::{GameEvent, TrackerEvent};
 use eboard_bridge::games::{load_pgn, Game};
 use eboard_bridge::replay::{replay, Collected};
 use eboard_bridge::sim::{simulate_script, SimOptions};
@@ -268,4 +268,26 @@ fn a_piece_in_the_hand_does_not_decide_an_ambiguous_capture() {
         .filter(|a| !a.starts_with("Info"))
         .collect();
     assert!(serious.is_empty(), "{serious:?}");
+}
+
+/// A piece held over the board for four seconds: the frames show e4 empty,
+/// which is also what 2. exd5 (the pawn put down on d5, the black pawn taken
+/// off within the same frame) shows. Read as that capture once still, it is
+/// not verified by stillness alone until a hand could no longer be holding
+/// it: the pawn comes down on e5.
+#[test]
+fn a_piece_held_over_the_board_is_not_verified_as_a_capture() {
+    let wp = piece(Color::White, Role::Pawn);
+    let (game, read) = play_then("1. e4 d5 2. e5 *\n", 2, |frame| {
+        vec![
+            lift(frame + 50, Square::E4, wp),
+            place(frame + 4_300, Square::E5, wp),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let captured = read
+        .events
+        .iter()
+        .any(|e| matches!(&e.event, TrackerEvent::Game(GameEvent::Move(m)) if m.uci == "e4d5"));
+    assert!(!captured, "exd5 was published");
 }

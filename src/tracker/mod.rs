@@ -315,6 +315,10 @@ pub struct Tracker {
     /// without the arbiters being told (see `AMBIGUOUS_UNDECIDED_MS`), and
     /// whether they have been told since.
     ambiguous_since: Option<(Millis, bool)>,
+    /// Occupancy-only boards: the ply of the latest capture read from a still
+    /// picture without its square seen empty, which a hand holding the piece
+    /// also shows (see `UNSEEN_CAPTURE_HOLD_MS`).
+    unseen_capture_ply: Option<usize>,
     /// Squares reported displaced (Article 7.4) and what they showed then: while they
     /// still show that, moves elsewhere are matched as if they were in place.
     displaced: Option<(shakmaty::Bitboard, Board)>,
@@ -453,6 +457,11 @@ const STILL_BEFORE_PRESS_MS: Millis = 300;
 /// followed silently this long (a couple of moves at a classical pace); still
 /// undecided, the arbiters are told.
 const AMBIGUOUS_UNDECIDED_MS: Millis = 120_000;
+/// Occupancy-only boards: a capture read from a still picture without its
+/// square seen empty looks exactly like the piece held in the hand over the
+/// board, which players do for several seconds: without a reply it is
+/// verified only after the picture has been still this long.
+const UNSEEN_CAPTURE_HOLD_MS: Millis = 8_000;
 /// Presses kept for the evidence to give to plies.
 const PRESS_LOG: usize = 16;
 /// A press this soon after the previous one is a double press (a bounce, or both
@@ -487,6 +496,7 @@ impl Tracker {
             ambiguous_alerted: None,
             ambiguous_lines: Vec::new(),
             ambiguous_since: None,
+            unseen_capture_ply: None,
             displaced: None,
             passed_back: None,
             result_ply: None,
@@ -1343,6 +1353,7 @@ impl Tracker {
         self.last_press_t = None;
         self.two_hands_plies = shakmaty::ByColor::default();
         self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
+        self.unseen_capture_ply = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
             Some(b) => self.seen.reset(Target::Board(b)),
@@ -1796,6 +1807,15 @@ impl Tracker {
         self.ambiguous_alerted = None;
         self.ambiguous_lines.clear();
         let moves = sols.into_iter().next().expect("one solution");
+        if self.lenient && matches!(target, Target::Occupancy(_)) {
+            let emptied = self.seen.emptied();
+            let unseen = moves.iter().rposition(|m| {
+                m.capture().is_some() && !m.is_en_passant() && !emptied.contains(m.to())
+            });
+            if let Some(i) = unseen {
+                self.unseen_capture_ply = Some(game.history.len() + j + i);
+            }
+        }
         self.extend_line(j, moves);
         if let Some((back, sq)) = default_promotion {
             let game = self.game.as_mut().expect("playing");
@@ -2604,7 +2624,13 @@ impl Tracker {
                 // On an occupancy frame board, half a period more: the frame that
                 // shows the picture a last time (or shows it gone) is read first.
                 let margin = self.occupancy_frame_margin();
-                let hold = self.config.clockless_hold_ms + margin + margin / 2;
+                let mut hold = self.config.clockless_hold_ms + margin + margin / 2;
+                if self
+                    .unseen_capture_ply
+                    .is_some_and(|p| p >= game.history.len())
+                {
+                    hold = hold.max(UNSEEN_CAPTURE_HOLD_MS);
+                }
                 if game.pending.is_empty() || still < hold {
                     return;
                 }
