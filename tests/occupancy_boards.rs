@@ -155,7 +155,9 @@ fn two_moves_inside_one_frame_are_read() {
 }
 
 /// Failure mode 2: a capture and its recapture inside one frame. The frame
-/// shows e4 and d8 emptied and d5 occupied as before: 2. exd5 Qxd5.
+/// shows e4 and d8 emptied and d5 occupied as before: 2. exd5 Qxd5. Both
+/// pieces of each capture left the board within one frame, which one hand
+/// does: no 7.5.4 "two hands" note either.
 #[test]
 fn a_capture_and_its_recapture_inside_one_frame_are_read() {
     let (wp, bp, bq) = (
@@ -176,7 +178,7 @@ fn a_capture_and_its_recapture_inside_one_frame_are_read() {
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
     let serious: Vec<_> = alerts(&read)
         .into_iter()
-        .filter(|a| !a.starts_with("Info"))
+        .filter(|a| !a.starts_with("Info") || a.contains("two_hands"))
         .collect();
     assert!(serious.is_empty(), "{serious:?}");
 }

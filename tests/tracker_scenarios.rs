@@ -259,17 +259,31 @@ fn s14_occupancy_capture_square_from_the_lift_log() {
 
 #[test]
 fn s14b_occupancy_capture_without_log_needs_confirmation() {
-    // Swept on: only f3 ever changes. Nxe5 and Nxg5 look the same: no guess.
+    // Swept on: only f3 ever changes. Nxe5 and Nxg5 look the same: no guess,
+    // both readings followed (a later move usually tells, so no alert yet).
     let mut sc = occupancy(FORK);
     sc.lift("f3").place("g5", 'N').press(W);
+    assert!(sc.sans().is_empty());
+    assert!(sc.alerts().is_empty());
+    // Black's reply fits one of them only (the queen takes on g5): resolved
+    // once the picture is still (g5 was never seen empty: the queen might
+    // still be in the hand), and verified.
+    sc.lift("d8").place("g5", 'q').press(B).wait(10_000);
+    assert_eq!(sc.sans(), s(&["Nxg5", "Qxg5"]));
+    assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
+}
+
+#[test]
+fn s14c_occupancy_capture_never_decided_is_named_to_the_arbiters() {
+    // Nothing tells Nxe5 from Nxg5 for two minutes: the arbiters hear of both.
+    let mut sc = occupancy(FORK);
+    sc.lift("f3").place("g5", 'N').press(W);
+    sc.wait(121_000);
     assert!(sc.sans().is_empty());
     let a = sc.alerts();
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].kind, "ambiguous_moves");
     assert!(a[0].message.contains("Nxe5") && a[0].message.contains("Nxg5"));
-    // Black's reply fits one of them only (the queen takes on g5): resolved.
-    sc.lift("d8").place("g5", 'q').press(B);
-    assert_eq!(sc.sans(), s(&["Nxg5", "Qxg5"]));
 }
 
 #[test]
