@@ -1987,6 +1987,14 @@ impl Tracker {
                 self.press = None;
             }
             if let Some(reply) = reply {
+                // An occupancy frame that shows a move and its reply may show
+                // neither: a bishop set down on e3 on its way to take on f4
+                // reads as Be3 and the f-pawn taking it. Only a later frame
+                // showing the picture again proves the reply.
+                let margin = self.occupancy_frame_margin();
+                if margin > 0 && t.saturating_sub(self.last_change_t) < margin + margin / 2 {
+                    return;
+                }
                 // No late press to wait for when the evidence has the move's
                 // own press already.
                 let pressed = self.evidence_press_for_next().is_some();
