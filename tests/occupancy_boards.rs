@@ -293,3 +293,40 @@ fn a_piece_held_over_the_board_is_not_verified_as_a_capture() {
         .any(|e| matches!(&e.event, TrackerEvent::Game(GameEvent::Move(m)) if m.uci == "e4d5"));
     assert!(!captured, "exd5 was published");
 }
+
+/// A piece set down on its way: 9. Bxf4 with the f-pawn taken off first and
+/// the bishop touched down on e3 for a frame before it reaches f4. That frame
+/// (c1 and f4 empty, e3 occupied) reads as 9. Be3 fxe3, the pawn's capture
+/// made within the frame; the next frame shows the bishop on f4. The reply
+/// seen in one frame must not prove 9. Be3: the game goes on 9... Nh5 10. Be3
+/// and is published as played (the eight-board daemon test once published
+/// 9. Be3 here and lost the rest of the game).
+#[test]
+fn a_piece_touched_down_on_its_way_is_not_read_as_a_move_and_its_reply() {
+    let (wb, bp, bn) = (
+        piece(Color::White, Role::Bishop),
+        piece(Color::Black, Role::Pawn),
+        piece(Color::Black, Role::Knight),
+    );
+    let pgn = "1. e4 e5 2. Nc3 Nc6 3. Bc4 Nf6 4. d3 Bc5 5. f4 d6 6. Nf3 Bg4 \
+               7. Na4 exf4 8. Nxc5 dxc5 9. Bxf4 Nh5 10. Be3 *\n";
+    let (game, read) = play_then(pgn, 16, |frame| {
+        vec![
+            lift(frame + 400, Square::F4, bp),
+            lift(frame + 1_300, Square::C1, wb),
+            place(frame + 1_600, Square::E3, wb),
+            lift(frame + 2_200, Square::E3, wb),
+            place(frame + 2_600, Square::F4, wb),
+            lift(frame + 5_400, Square::F6, bn),
+            place(frame + 5_700, Square::H5, bn),
+            lift(frame + 6_400, Square::F4, wb),
+            place(frame + 7_300, Square::E3, wb),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let serious: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}
