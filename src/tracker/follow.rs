@@ -499,7 +499,14 @@ fn sans(pos: &shakmaty::Chess, moves: &[Move]) -> Vec<String> {
 
 /// Article 8.4 as an info: the board could not tell `chosen` from `rivals`.
 fn uncertain_alert(base: &shakmaty::Chess, chosen: &[Move], rivals: &[Vec<Move>]) -> TrackerEvent {
-    let others: Vec<String> = rivals.iter().map(|l| sans(base, l).join(" ")).collect();
+    // Hypotheses that differ only in their presses read the same.
+    let mut others: Vec<String> = Vec::new();
+    for l in rivals.iter().filter(|l| l.as_slice() != chosen) {
+        let line = sans(base, l).join(" ");
+        if !others.contains(&line) {
+            others.push(line);
+        }
+    }
     let squares = chosen
         .first()
         .map(|m| Alert::square_names(super::search::touched(*m)))
