@@ -455,6 +455,10 @@ fn real_games_that_once_went_wrong_in_time_trouble() {
         (727, Model::Blind, Pace::TimeTrouble, 0.02),
         // The same with Black's queen: Qxc4, a false 7.5.1 at ply 71.
         (1108, Model::Blind, Pace::TimeTrouble, 0.02),
+        // A pawn race: a5-a4-a3-a2 and Kg5-g4-g3-g2 at a move a few tenths
+        // of a second, a pawn or the king put down and taken on before any
+        // scan saw it: a false 7.5.1 at ply 103 and 28 plies never published.
+        (1549, Model::Blind, Pace::TimeTrouble, 0.02),
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press) in cases {
@@ -478,6 +482,53 @@ fn real_games_that_once_went_wrong_in_time_trouble() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Blind game 1034 in time trouble: Nc1-d3, Rh8-d8 and Nd3-b4 within one
+/// scan, so no scan shows the knight on d3. It once read as b4 Rhd8 N1e2, with
+/// a false 7.5.1 for a knight gone c1-b4, and the game's last 39 plies were
+/// never published. Now every ply is published and no warning raised; which
+/// square the knight crossed (a2 or d3) the board cannot tell, and the
+/// arbiters are told so.
+#[test]
+fn a_piece_moved_on_before_any_scan_saw_it_land_loses_nothing() {
+    use eboard_bridge::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let index = eboard_bridge::games::load_index(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/expected/games-index.jsonl"
+    )))
+    .unwrap();
+    let game = index
+        .into_iter()
+        .filter_map(|g| g.game)
+        .nth(1034)
+        .expect("the data set has game 1034");
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let out = run_game_as(
+        &game,
+        &sim_options_for(Setup::Normal, 1034, true, hands),
+        Model::Blind,
+    );
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert_eq!(out.verified.len(), out.expected.len());
+    let differ: Vec<usize> = (0..out.expected.len())
+        .filter(|&k| out.verified[k] != out.expected[k])
+        .collect();
+    // Ply 37 (Nc1-d3) and ply 39 (Nd3-b4), if the other square is chosen.
+    assert!(differ.iter().all(|k| [36, 38].contains(k)), "{differ:?}");
+    if !differ.is_empty() {
+        assert!(
+            out.info_messages
+                .iter()
+                .any(|m| m.contains("moves_uncertain") && m.contains("Nd3")),
+            "{:?}",
+            out.info_messages
+        );
+    }
 }
 
 /// Self-correction as the blind hand model provokes it in time trouble: every

@@ -444,8 +444,12 @@ impl Evidence {
     /// Reads `shown` at `t` from the hypotheses `from`.
     fn step(&self, from: &[Hyp], t: Millis, shown: &Board) -> Vec<Hyp> {
         let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 2);
+        let fresh = match &self.scan_base {
+            Some(base) => diff(base, shown),
+            None => Bitboard::FULL,
+        };
         for h in from {
-            expand(h, t, shown, &mut next);
+            expand(h, t, shown, fresh, &mut next);
         }
         for h in &mut next {
             h.held_charged = 0;
@@ -952,8 +956,8 @@ fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u3
 /// within one scan, the opponent's rook move made in between). Only when the
 /// picture shows the opponent's reply made: one of his pieces gone from a
 /// square the move does not touch and one of his put down on another. Whether a next move does lift the piece is
-/// for [`moved_on`] to see.
-fn landing_moved_on(m: Move, before: &Board, shown: &Board) -> Option<Square> {
+/// for [`moved_on`] to see. `fresh`: the squares this scan changed.
+fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Option<Square> {
     let Move::Normal {
         capture: None,
         promotion: None,
@@ -977,8 +981,10 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board) -> Option<Square> {
     if piece.role == Role::Pawn {
         reach |= Bitboard::from_file(to.file()) & near(to);
     }
+    // And it shows up there in this scan: a piece that stood there before
+    // the reply was made did not wait for it.
     let appeared = shown.by_piece(piece) & !before.by_piece(piece) & elsewhere;
-    if !(appeared & !reach).is_empty() {
+    if !(appeared & !(reach & fresh)).is_empty() {
         return None;
     }
     let left = (before.by_color(them) & elsewhere)
@@ -993,10 +999,17 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board) -> Option<Square> {
 /// `done` (its last move landed on `sq` unseen) goes on only where the same
 /// player's next move takes the piece on from `sq`, begun or complete: else
 /// the piece would stand there, and the picture shows it does not.
-fn moved_on(done: &Hyp, sq: Square, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
+fn moved_on(
+    done: &Hyp,
+    sq: Square,
+    shown: &Board,
+    fresh: Bitboard,
+    jumps: usize,
+    out: &mut Vec<Hyp>,
+) {
     let k = done.line.len();
     let mut next = Vec::new();
-    from_rest(done, shown, jumps, &mut next);
+    from_rest(done, shown, fresh, jumps, &mut next);
     for mut x in next {
         if x.line.get(k + 1).is_some_and(|m| m.from() == Some(sq)) {
             out.push(x);
@@ -1020,9 +1033,9 @@ fn prune_candidates(cands: &mut Vec<Cand>) {
 }
 
 /// Every way `h` goes on to explain `shown`.
-fn expand(h: &Hyp, t: Millis, shown: &Board, out: &mut Vec<Hyp>) {
+fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, out: &mut Vec<Hyp>) {
     if h.active.is_empty() {
-        from_rest(h, shown, MAX_JUMP, out);
+        from_rest(h, shown, fresh, MAX_JUMP, out);
         return;
     }
     let before = h.pos.board();
@@ -1043,13 +1056,13 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, out: &mut Vec<Hyp>) {
             done.active.clear();
             done.cost += c.extra + landing;
             complete(&mut done, c.mv, h.active_press);
-            from_rest(&done, shown, MAX_JUMP - 1, out);
-        } else if let Some(sq) = landing_moved_on(c.mv, before, shown) {
+            from_rest(&done, shown, fresh, MAX_JUMP - 1, out);
+        } else if let Some(sq) = landing_moved_on(c.mv, before, shown, fresh) {
             let mut done = h.clone();
             done.active.clear();
             done.cost += c.extra + UNSEEN_LANDING + MOVED_ON_UNSEEN;
             complete(&mut done, c.mv, h.active_press);
-            moved_on(&done, sq, shown, MAX_JUMP - 1, out);
+            moved_on(&done, sq, shown, fresh, MAX_JUMP - 1, out);
         }
     }
     prune_candidates(&mut going);
@@ -1088,7 +1101,7 @@ fn complete(h: &mut Hyp, m: Move, press: Option<u32>) {
 }
 
 /// `h` at rest: stays there, begins a ply, or completes up to `jumps` plies.
-fn from_rest(h: &Hyp, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
+fn from_rest(h: &Hyp, shown: &Board, fresh: Bitboard, jumps: usize, out: &mut Vec<Hyp>) {
     let before = h.pos.board();
     let d = diff(before, shown);
     let mut stay = h.clone();
@@ -1119,7 +1132,7 @@ fn from_rest(h: &Hyp, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
         let landing = landing_cost(&e, m, before, shown);
         let moved_on_from = match landing {
             Some(_) => None,
-            None => landing_moved_on(m, before, shown),
+            None => landing_moved_on(m, before, shown, fresh),
         };
         if landing.is_some() || moved_on_from.is_some() {
             let mut done = h.clone();
@@ -1130,8 +1143,8 @@ fn from_rest(h: &Hyp, shown: &Board, jumps: usize, out: &mut Vec<Hyp>) {
                 done.cost += SECOND_UNSEEN;
             }
             match moved_on_from {
-                Some(sq) => moved_on(&done, sq, shown, jumps - 1, out),
-                None => from_rest(&done, shown, jumps - 1, out),
+                Some(sq) => moved_on(&done, sq, shown, fresh, jumps - 1, out),
+                None => from_rest(&done, shown, fresh, jumps - 1, out),
             }
         }
     }
