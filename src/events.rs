@@ -216,6 +216,164 @@ pub enum Severity {
     Error,
 }
 
+/// What an alert is about. Its name (`illegal_move`, `displaced_pieces`, …)
+/// is what the journal, the feeds and the dashboard carry, so it never
+/// changes; a name this version does not know (a newer host's, over MQTT) is
+/// kept as it came.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AlertKind {
+    /// A completed move that is not legal (7.5.1).
+    IllegalMove,
+    /// A position that cannot arise in the game (7.5.1, A.4.2).
+    IrregularPosition,
+    /// The clock pressed without a move made (7.5.3).
+    ClockPressedWithoutMove,
+    /// The board does not show the game's position (7.4).
+    DisplacedPieces,
+    /// Several moves fit the board; nothing is published until told (8.4).
+    AmbiguousMoves,
+    /// The board stands turned a quarter (7.2).
+    BoardRotated90,
+    /// The pieces were not set up right at the start (7.2).
+    WrongInitialPosition,
+    /// A draw could be claimed (9.2, 9.3).
+    DrawClaimAvailable,
+    /// A move looked made with two hands, repeatedly (7.5.4).
+    TwoHandsSuspected,
+    /// An illegal move was left standing and the game went on from it.
+    IllegalMoveStands,
+    /// A game in progress whose position the operator has to give.
+    GameInProgressPositionUnknown,
+    /// Published moves were read wrong and are corrected.
+    MovesCorrected,
+    /// The board's reports fit more than one reading; one is recorded.
+    MovesUncertain,
+    /// The game is drawn by the Laws themselves (9.6).
+    AutomaticDraw,
+    /// The game ended off the board, without a result seen.
+    GameEndedWithoutResult,
+    /// Castling made with the rook first (4.4.2).
+    RookFirstCastling,
+    /// A promotion whose new piece the board cannot see.
+    PromotionPieceUnknown,
+    /// A pawn promoted to a rook (told in case of a claim).
+    PromotionToRook,
+    /// Two hosts report the same board number.
+    BoardNumberClash,
+    /// A flag fell (6.9).
+    FlagFall,
+    /// The clock did not add a time control's time (6.10).
+    ControlTimeNotAdded,
+    /// Moves made while the clock was stopped.
+    ClockStoppedMoves,
+    /// The board went back to an earlier position of the game (7.1).
+    Takeback,
+    /// Every move was taken back to the start position in a live game (7.1).
+    RollbackToStart,
+    /// A kind this version does not know, by its name.
+    Other(String),
+}
+
+impl AlertKind {
+    /// Every kind this version raises.
+    pub const KNOWN: [AlertKind; 24] = [
+        AlertKind::IllegalMove,
+        AlertKind::IrregularPosition,
+        AlertKind::ClockPressedWithoutMove,
+        AlertKind::DisplacedPieces,
+        AlertKind::AmbiguousMoves,
+        AlertKind::BoardRotated90,
+        AlertKind::WrongInitialPosition,
+        AlertKind::DrawClaimAvailable,
+        AlertKind::TwoHandsSuspected,
+        AlertKind::IllegalMoveStands,
+        AlertKind::GameInProgressPositionUnknown,
+        AlertKind::MovesCorrected,
+        AlertKind::MovesUncertain,
+        AlertKind::AutomaticDraw,
+        AlertKind::GameEndedWithoutResult,
+        AlertKind::RookFirstCastling,
+        AlertKind::PromotionPieceUnknown,
+        AlertKind::PromotionToRook,
+        AlertKind::BoardNumberClash,
+        AlertKind::FlagFall,
+        AlertKind::ControlTimeNotAdded,
+        AlertKind::ClockStoppedMoves,
+        AlertKind::Takeback,
+        AlertKind::RollbackToStart,
+    ];
+
+    /// The kind's stable name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            AlertKind::IllegalMove => "illegal_move",
+            AlertKind::IrregularPosition => "irregular_position",
+            AlertKind::ClockPressedWithoutMove => "clock_pressed_without_move",
+            AlertKind::DisplacedPieces => "displaced_pieces",
+            AlertKind::AmbiguousMoves => "ambiguous_moves",
+            AlertKind::BoardRotated90 => "board_rotated_90",
+            AlertKind::WrongInitialPosition => "wrong_initial_position",
+            AlertKind::DrawClaimAvailable => "draw_claim_available",
+            AlertKind::TwoHandsSuspected => "two_hands_suspected",
+            AlertKind::IllegalMoveStands => "illegal_move_stands",
+            AlertKind::GameInProgressPositionUnknown => "game_in_progress_position_unknown",
+            AlertKind::MovesCorrected => "moves_corrected",
+            AlertKind::MovesUncertain => "moves_uncertain",
+            AlertKind::AutomaticDraw => "automatic_draw",
+            AlertKind::GameEndedWithoutResult => "game_ended_without_result",
+            AlertKind::RookFirstCastling => "rook_first_castling",
+            AlertKind::PromotionPieceUnknown => "promotion_piece_unknown",
+            AlertKind::PromotionToRook => "promotion_to_rook",
+            AlertKind::BoardNumberClash => "board_number_clash",
+            AlertKind::FlagFall => "flag_fall",
+            AlertKind::ControlTimeNotAdded => "control_time_not_added",
+            AlertKind::ClockStoppedMoves => "clock_stopped_moves",
+            AlertKind::Takeback => "takeback",
+            AlertKind::RollbackToStart => "rollback_to_start",
+            AlertKind::Other(name) => name,
+        }
+    }
+
+    /// The kind named `name` (`Other` if this version does not know it).
+    pub fn from_name(name: &str) -> AlertKind {
+        AlertKind::KNOWN
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .unwrap_or_else(|| AlertKind::Other(name.to_string()))
+    }
+}
+
+impl std::fmt::Display for AlertKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for AlertKind {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for AlertKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for AlertKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for AlertKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(d)?;
+        Ok(AlertKind::from_name(&name))
+    }
+}
+
 /// An arbiter-only message (Article 12.6: never published).
 ///
 /// Lifecycle: the tracker raises an alert with a per-board `id`; an arbiter may
@@ -229,8 +387,8 @@ pub struct Alert {
     /// them). Replaying the same input gives the same numbers, so ids survive a
     /// restart that rebuilds state from the journal.
     pub id: u32,
-    /// Stable machine-readable kind, e.g. `illegal_move`, `displaced_pieces`.
-    pub kind: String,
+    /// What it is about.
+    pub kind: AlertKind,
     /// Article of the Laws of Chess (2018 numbering), e.g. `"7.5.1"`.
     pub article: String,
     pub severity: Severity,
@@ -251,7 +409,7 @@ pub struct AlertResolved {
     /// The [`Alert::id`] resolved.
     pub id: u32,
     /// The alert's kind, repeated so a reader of the log needs no lookup.
-    pub kind: String,
+    pub kind: AlertKind,
     /// Why it is resolved, in a plain sentence.
     pub reason: String,
 }
@@ -310,5 +468,40 @@ impl Stamped {
             map.entry("ply").or_insert(self.ply.into());
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind has one name, reads back from it, and is documented for the
+    /// people who filter on it.
+    #[test]
+    fn every_alert_kind_is_named_once_and_documented() {
+        let docs = [
+            include_str!("../docs/alerts.md"),
+            include_str!("../docs/alerts-clock.md"),
+            include_str!("../docs/mqtt.md"),
+        ]
+        .concat();
+        let mut names = std::collections::HashSet::new();
+        for k in AlertKind::KNOWN {
+            assert!(names.insert(k.as_str().to_string()), "{k} named twice");
+            assert_eq!(AlertKind::from_name(k.as_str()), k);
+            assert!(docs.contains(&format!("`{k}`")), "{k} is not documented");
+        }
+    }
+
+    /// The name is what goes on the wire; a name from a newer version is kept.
+    #[test]
+    fn alert_kinds_travel_as_their_names() {
+        let json = serde_json::to_string(&AlertKind::TwoHandsSuspected).unwrap();
+        assert_eq!(json, "\"two_hands_suspected\"");
+        let back: AlertKind = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, AlertKind::TwoHandsSuspected);
+        let newer: AlertKind = serde_json::from_str("\"lever_stuck\"").unwrap();
+        assert_eq!(newer, AlertKind::Other("lever_stuck".into()));
+        assert_eq!(serde_json::to_string(&newer).unwrap(), "\"lever_stuck\"");
     }
 }

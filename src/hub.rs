@@ -888,6 +888,7 @@ pub fn game_round(game: &GameRecord, current: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::AlertKind;
     use crate::events::{MoveEvent, Severity};
 
     fn stamped(board: u32, event: TrackerEvent) -> Stamped {
@@ -931,7 +932,7 @@ mod tests {
         let alert = Alert {
             id: 0,
             penalty: None,
-            kind: "displaced_pieces".into(),
+            kind: AlertKind::DisplacedPieces,
             article: "7.4".into(),
             severity: Severity::Warning,
             squares: vec!["e4".into()],
@@ -969,7 +970,7 @@ mod tests {
         let alert = Alert {
             id: 3,
             penalty: None,
-            kind: "displaced_pieces".into(),
+            kind: AlertKind::DisplacedPieces,
             article: "7.4".into(),
             severity: Severity::Warning,
             squares: vec!["e4".into()],
@@ -984,7 +985,7 @@ mod tests {
                 1,
                 TrackerEvent::Resolved(AlertResolved {
                     id: 3,
-                    kind: "displaced_pieces".into(),
+                    kind: AlertKind::DisplacedPieces,
                     reason: "restored".into(),
                 }),
             ),

@@ -972,6 +972,7 @@ pub fn run_offsets(runs: &[RecordedRun], live_unix_ms: u64) -> (Vec<u64>, u64) {
 mod tests {
     use super::*;
     use crate::capture::Direction;
+    use crate::events::AlertKind;
 
     #[test]
     fn rfc3339_is_utc_civil_time() {
@@ -1066,7 +1067,7 @@ mod tests {
             t_ms: t,
             event: TrackerEvent::Alert(Alert {
                 id: 1,
-                kind: "illegal_move".into(),
+                kind: AlertKind::IllegalMove,
                 article: "7.5.1".into(),
                 severity: Severity::Error,
                 squares: Vec::new(),
@@ -1080,7 +1081,7 @@ mod tests {
             t_ms: t,
             event: TrackerEvent::Resolved(AlertResolved {
                 id: 1,
-                kind: "illegal_move".into(),
+                kind: AlertKind::IllegalMove,
                 reason: "put right".into(),
             }),
         };

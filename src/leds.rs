@@ -101,6 +101,7 @@ fn uci_squares(uci: &str) -> Bitboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::AlertKind;
     use crate::events::{Alert, AlertResolved, MoveEvent, Severity};
 
     fn at(event: TrackerEvent) -> Stamped {
@@ -129,7 +130,7 @@ mod tests {
     fn alert(id: u32, kind: &str, squares: &[&str]) -> Stamped {
         at(TrackerEvent::Alert(Alert {
             id,
-            kind: kind.into(),
+            kind: AlertKind::from_name(kind),
             article: "7.4".into(),
             severity: Severity::Warning,
             squares: squares.iter().map(|s| s.to_string()).collect(),
@@ -159,7 +160,7 @@ mod tests {
         );
         l.events([&at(TrackerEvent::Resolved(AlertResolved {
             id: 3,
-            kind: "displaced_pieces".into(),
+            kind: AlertKind::DisplacedPieces,
             reason: String::new(),
         }))]);
         assert_eq!(

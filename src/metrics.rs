@@ -210,6 +210,7 @@ fn article_label(article: &str) -> &'static str {
 mod tests {
     use super::*;
     use crate::events::Alert;
+    use crate::events::AlertKind;
 
     #[test]
     fn exposition_has_every_family_and_counts_events() {
@@ -219,7 +220,7 @@ mod tests {
         m.count_event(&TrackerEvent::Alert(Alert {
             id: 1,
             penalty: None,
-            kind: "illegal_move".into(),
+            kind: AlertKind::IllegalMove,
             article: "7.5.1".into(),
             severity: Severity::Error,
             squares: vec![],

@@ -243,7 +243,7 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
                     t_ms: 60_000 + u64::from(id),
                     event: TrackerEvent::Alert(Alert {
                         id,
-                        kind: kind.clone(),
+                        kind: eboard_bridge::events::AlertKind::from_name(kind),
                         article: "7.5.1".into(),
                         severity: Severity::Error,
                         squares: vec!["g1".into()],
@@ -265,7 +265,7 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
                         t_ms: 61_000 + u64::from(id),
                         event: TrackerEvent::Resolved(AlertResolved {
                             id,
-                            kind: kind.clone(),
+                            kind: eboard_bridge::events::AlertKind::from_name(kind),
                             reason,
                         }),
                     },

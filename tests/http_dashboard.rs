@@ -88,7 +88,7 @@ async fn the_dashboard_shows_boards_and_alerts_and_escapes_names() {
             TrackerEvent::Alert(Alert {
                 id: 0,
                 penalty: None,
-                kind: "illegal_move".into(),
+                kind: eboard_bridge::events::AlertKind::IllegalMove,
                 article: "7.5.1".into(),
                 severity: Severity::Error,
                 squares: vec!["e5".into()],

@@ -121,7 +121,7 @@ fn alert(hub: &Hub, board: u32) -> u64 {
             event: TrackerEvent::Alert(Alert {
                 id: 0,
                 penalty: None,
-                kind: "displaced_pieces".into(),
+                kind: eboard_bridge::events::AlertKind::DisplacedPieces,
                 article: "7.4".into(),
                 severity: Severity::Warning,
                 squares: vec!["g1".into()],

@@ -34,7 +34,7 @@ fn alerts(events: &[Stamped]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match &e.event {
-            TrackerEvent::Alert(a) => Some(a.kind.clone()),
+            TrackerEvent::Alert(a) => Some(a.kind.to_string()),
             _ => None,
         })
         .collect()

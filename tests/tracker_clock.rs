@@ -46,14 +46,15 @@ fn every_verified_move_carries_the_clock_to_the_second() {
 
 mod support;
 
+use eboard_bridge::events::AlertKind;
 use eboard_bridge::events::{Alert, GameEvent, Millis, Severity, TrackerEvent};
 use eboard_bridge::timecontrol::TimeControl;
-use eboard_bridge::tracker::{TrackerConfig, CLOCK_STOPPED, CONTROL_TIME, FLAG_FALL};
+use eboard_bridge::tracker::TrackerConfig;
 use shakmaty::Color::{Black as B, White as W};
 use support::Script;
 
 /// Alerts of `kind` with the time they were raised.
-fn alerts_of<'a>(sc: &'a Script, kind: &str) -> Vec<(Millis, &'a Alert)> {
+fn alerts_of(sc: &Script, kind: AlertKind) -> Vec<(Millis, &Alert)> {
     sc.events
         .iter()
         .filter_map(|(t, e)| match e {
@@ -84,7 +85,7 @@ fn flag_fall_names_the_player_and_the_result_without_publishing_it() {
     sc.play("e2e4", W);
     let shown_at = flag(&mut sc, B);
     sc.wait(500);
-    let flags = alerts_of(&sc, FLAG_FALL);
+    let flags = alerts_of(&sc, AlertKind::FlagFall);
     assert_eq!(flags.len(), 1, "{:?}", sc.alerts());
     let (t, a) = flags[0];
     assert!(
@@ -104,7 +105,7 @@ fn flag_fall_names_the_player_and_the_result_without_publishing_it() {
     // Readings that keep showing the fallen flag raise nothing new.
     sc.t += 1_000;
     sc.report_clock();
-    assert_eq!(alerts_of(&sc, FLAG_FALL).len(), 1);
+    assert_eq!(alerts_of(&sc, AlertKind::FlagFall).len(), 1);
 }
 
 #[test]
@@ -113,13 +114,13 @@ fn flag_fall_is_a_draw_when_the_opponent_cannot_mate_and_the_second_flag_is_info
     let mut sc = Script::from_fen("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1");
     sc.play("e2e4", W).play("e8d7", B);
     flag(&mut sc, W);
-    let a = alerts_of(&sc, FLAG_FALL);
+    let a = alerts_of(&sc, AlertKind::FlagFall);
     assert_eq!(a.len(), 1);
     assert!(a[0].1.message.contains("drawn"), "{}", a[0].1.message);
     assert!(a[0].1.message.contains("Black cannot checkmate"));
     // Nobody stopped the clock: Black's flag falls later too.
     flag(&mut sc, B);
-    let a = alerts_of(&sc, FLAG_FALL);
+    let a = alerts_of(&sc, AlertKind::FlagFall);
     assert_eq!(a.len(), 2);
     assert_eq!(a[1].1.severity, Severity::Info);
     assert!(
@@ -138,9 +139,9 @@ fn a_clock_never_set_is_not_a_flag_fall() {
     sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
     sc.report_clock();
     sc.hand("e2e4").wait(3_000);
-    assert!(alerts_of(&sc, FLAG_FALL).is_empty());
+    assert!(alerts_of(&sc, AlertKind::FlagFall).is_empty());
     assert!(
-        alerts_of(&sc, CLOCK_STOPPED).is_empty(),
+        alerts_of(&sc, AlertKind::ClockStoppedMoves).is_empty(),
         "6.6: not started yet"
     );
 }
@@ -177,7 +178,7 @@ fn control_move_without_the_next_period_raises_6_10_2() {
     sc.hand("g1f3").wait(300);
     let pressed = press_adding(&mut sc, W, 0);
     sc.wait(3_000);
-    let a = alerts_of(&sc, CONTROL_TIME);
+    let a = alerts_of(&sc, AlertKind::ControlTimeNotAdded);
     assert_eq!(a.len(), 1, "{:?}", sc.alerts());
     let (t, alert) = a[0];
     assert_eq!(
@@ -202,7 +203,7 @@ fn control_move_without_the_next_period_raises_6_10_2() {
     sc.hand("b8c6").wait(300);
     press_adding(&mut sc, B, 60_000);
     sc.wait(3_000);
-    assert_eq!(alerts_of(&sc, CONTROL_TIME).len(), 1);
+    assert_eq!(alerts_of(&sc, AlertKind::ControlTimeNotAdded).len(), 1);
 }
 
 #[test]
@@ -215,7 +216,11 @@ fn control_move_with_the_period_added_is_quiet() {
     sc.hand("b8c6").wait(300);
     press_adding(&mut sc, B, 65_000);
     sc.wait(3_000);
-    assert!(alerts_of(&sc, CONTROL_TIME).is_empty(), "{:?}", sc.alerts());
+    assert!(
+        alerts_of(&sc, AlertKind::ControlTimeNotAdded).is_empty(),
+        "{:?}",
+        sc.alerts()
+    );
     // Not a control move: nothing is checked.
     sc.play("f1c4", W).play("g8f6", B);
     assert!(sc.alerts().is_empty(), "{:?}", sc.alerts());
@@ -233,7 +238,7 @@ fn moves_on_a_paused_clock_warn_once_and_resolve_when_it_runs() {
     let shown_at = sc.t;
     sc.wait(500);
     sc.hand("g1f3").wait(500);
-    let a = alerts_of(&sc, CLOCK_STOPPED);
+    let a = alerts_of(&sc, AlertKind::ClockStoppedMoves);
     assert_eq!(a.len(), 1, "once per pause: {:?}", sc.alerts());
     let (t, alert) = a[0];
     assert!(t - shown_at <= 1_000);
@@ -256,15 +261,15 @@ fn moves_on_a_paused_clock_warn_once_and_resolve_when_it_runs() {
         .collect();
     assert_eq!(resolved.len(), 1);
     assert_eq!(
-        (resolved[0].id, resolved[0].kind.as_str()),
-        (id, CLOCK_STOPPED)
+        (resolved[0].id, &resolved[0].kind),
+        (id, &AlertKind::ClockStoppedMoves)
     );
     // A new pause is a new episode.
     sc.press(B).wait(100);
     sc.clock.running = false;
     sc.report_clock();
     sc.hand("b8c6").wait(500);
-    assert_eq!(alerts_of(&sc, CLOCK_STOPPED).len(), 2);
+    assert_eq!(alerts_of(&sc, AlertKind::ClockStoppedMoves).len(), 2);
 }
 
 #[test]
@@ -281,8 +286,8 @@ fn no_clock_alert_after_the_game_has_ended() {
     sc.report_clock();
     sc.hand("h4e7").wait(1_000);
     flag(&mut sc, W);
-    assert!(alerts_of(&sc, CLOCK_STOPPED).is_empty());
-    assert!(alerts_of(&sc, FLAG_FALL).is_empty());
+    assert!(alerts_of(&sc, AlertKind::ClockStoppedMoves).is_empty());
+    assert!(alerts_of(&sc, AlertKind::FlagFall).is_empty());
 }
 
 #[test]
@@ -317,7 +322,7 @@ fn a_pause_alert_still_open_is_resolved_when_the_next_game_starts() {
     sc.clock.running = false;
     sc.report_clock();
     sc.hand("e7e5").wait(500);
-    let id = alerts_of(&sc, CLOCK_STOPPED)[0].1.id;
+    let id = alerts_of(&sc, AlertKind::ClockStoppedMoves)[0].1.id;
     // The players set up the next game with the clock still stopped.
     sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
     sc.wait(4_000);

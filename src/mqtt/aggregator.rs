@@ -30,7 +30,7 @@ use super::{
     LogStreamName, MqttError, PublicMessage, ReplayRequest, Session, Topics,
 };
 use crate::config::Config;
-use crate::events::{Alert, Severity, Stamped, TrackerEvent};
+use crate::events::{Alert, AlertKind, Severity, Stamped, TrackerEvent};
 use crate::hub::Hub;
 
 /// Events that came early wait here, at most, per board and stream.
@@ -373,7 +373,7 @@ impl Aggregator {
                 t_ms: t,
                 event: TrackerEvent::Alert(Alert {
                     id: self.next_alert,
-                    kind: "board_number_clash".into(),
+                    kind: AlertKind::BoardNumberClash,
                     article: "-".into(),
                     severity: Severity::Error,
                     squares: Vec::new(),

@@ -33,16 +33,9 @@
 use eboard_protocols::{ClockReading, ClockSide};
 use shakmaty::{Chess, Color, Position};
 
-use crate::events::{Alert, AlertResolved, Millis, Severity, TrackerEvent};
+use crate::events::{Alert, AlertKind, AlertResolved, Millis, Severity, TrackerEvent};
 use crate::pgn::hms;
 use crate::timecontrol::TimeControl;
-
-/// Kind of the alert raised when a flag falls.
-pub const FLAG_FALL: &str = "flag_fall";
-/// Kind of the alert raised when the control move's press added no time.
-pub const CONTROL_TIME: &str = "control_time_not_added";
-/// Kind of the alert raised when moves are made on a paused clock.
-pub const CLOCK_STOPPED: &str = "clock_stopped_moves";
 
 /// How long after the control move's press the clock may take to show the next
 /// period (the board reports the clock two or three times a second, DGT clocks
@@ -124,7 +117,7 @@ impl ClockLaws {
         if let Some(id) = self.pause.and_then(|p| p.alert_id) {
             out.push(TrackerEvent::Resolved(AlertResolved {
                 id,
-                kind: CLOCK_STOPPED.into(),
+                kind: AlertKind::ClockStoppedMoves,
                 reason: "A new game started on the board.".into(),
             }));
         }
@@ -148,7 +141,7 @@ impl ClockLaws {
     /// The id the tracker gave an alert raised here (alerts are numbered at the
     /// tracker's entry points, after they are built).
     pub fn numbered(&mut self, alert: &Alert) {
-        if alert.kind == CLOCK_STOPPED {
+        if alert.kind == AlertKind::ClockStoppedMoves {
             if let Some(p) = self.pause.as_mut() {
                 p.alert_id = Some(alert.id);
             }
@@ -175,7 +168,7 @@ impl ClockLaws {
                 if let Some(id) = p.alert_id {
                     out.push(TrackerEvent::Resolved(AlertResolved {
                         id,
-                        kind: CLOCK_STOPPED.into(),
+                        kind: AlertKind::ClockStoppedMoves,
                         reason: "The clock runs again.".into(),
                     }));
                 }
@@ -216,7 +209,7 @@ impl ClockLaws {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
-            kind: CLOCK_STOPPED.into(),
+            kind: AlertKind::ClockStoppedMoves,
             article: "6.11".into(),
             severity: Severity::Warning,
             squares: Vec::new(),
@@ -279,7 +272,7 @@ impl ClockLaws {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
-            kind: CONTROL_TIME.into(),
+            kind: AlertKind::ControlTimeNotAdded,
             article: "6.10.2".into(),
             severity: Severity::Error,
             squares: Vec::new(),
@@ -360,7 +353,7 @@ fn flag_alert(loser: Color, first: Option<Color>, game: GameView<'_>) -> Tracker
     TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: FLAG_FALL.into(),
+        kind: AlertKind::FlagFall,
         article: "6.9".into(),
         severity,
         squares: Vec::new(),

@@ -21,8 +21,8 @@
 use shakmaty::{san::SanPlus, Move, Position};
 
 use super::evidence::{Evidence, Hyp};
-use super::{laws, Resolution, Step, Tracker};
-use crate::events::{Alert, Millis, Severity, TrackerEvent};
+use super::{Resolution, Step, Tracker};
+use crate::events::{Alert, AlertKind, Millis, Severity, TrackerEvent};
 
 /// Readings costing at most this much more than the cheapest are possible.
 const MARGIN: u32 = 5;
@@ -444,7 +444,7 @@ impl Tracker {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
-            kind: laws::MOVES_CORRECTED.into(),
+            kind: AlertKind::MovesCorrected,
             article: "8.4".into(),
             severity: Severity::Info,
             squares: Vec::new(),
@@ -514,7 +514,7 @@ fn uncertain_alert(base: &shakmaty::Chess, chosen: &[Move], rivals: &[Vec<Move>]
     TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: laws::MOVES_UNCERTAIN.into(),
+        kind: AlertKind::MovesUncertain,
         article: "8.4".into(),
         severity: Severity::Info,
         squares,

@@ -7,39 +7,25 @@
 
 use shakmaty::{Bitboard, Board, Chess, Color, Piece, Position, Role, Square};
 
-use crate::events::{Alert, Severity, TrackerEvent};
+use crate::events::{Alert, AlertKind, Severity, TrackerEvent};
 use crate::timecontrol::{illegal_move_penalty, Regime, TimeControl};
 
-/// Alert kinds the tracker resolves by itself when the board shows the condition
-/// gone. Info alerts describe facts (a castling made rook first, a draw claim that
-/// was available) and are never resolved; warnings that ask the arbiter to confirm
-/// something that happened (a takeback, a game ended off the board) neither.
-pub const ILLEGAL_MOVE: &str = "illegal_move";
-pub const IRREGULAR_POSITION: &str = "irregular_position";
-pub const PRESS_WITHOUT_MOVE: &str = "clock_pressed_without_move";
-pub const DISPLACED: &str = "displaced_pieces";
-pub const AMBIGUOUS: &str = "ambiguous_moves";
-pub const ROTATED_90: &str = "board_rotated_90";
-pub const WRONG_START: &str = "wrong_initial_position";
-pub const DRAW_CLAIM: &str = "draw_claim_available";
-pub const TWO_HANDS: &str = "two_hands_suspected";
-pub const ILLEGAL_MOVE_STANDS: &str = "illegal_move_stands";
-pub const POSITION_UNKNOWN: &str = "game_in_progress_position_unknown";
-pub const MOVES_CORRECTED: &str = "moves_corrected";
-pub const MOVES_UNCERTAIN: &str = "moves_uncertain";
-
-/// Whether the tracker follows an alert of this kind until its condition is gone.
-pub fn resolvable(kind: &str) -> bool {
+/// Whether the tracker follows an alert of this kind until its condition is
+/// gone and resolves it itself. Info alerts describe facts (a castling made
+/// rook first, a draw claim that was available) and are never resolved;
+/// warnings that ask the arbiter to confirm something that happened (a
+/// takeback, a game ended off the board) neither.
+pub fn resolvable(kind: &AlertKind) -> bool {
     matches!(
         kind,
-        ILLEGAL_MOVE
-            | IRREGULAR_POSITION
-            | PRESS_WITHOUT_MOVE
-            | DISPLACED
-            | AMBIGUOUS
-            | ROTATED_90
-            | WRONG_START
-            | POSITION_UNKNOWN
+        AlertKind::IllegalMove
+            | AlertKind::IrregularPosition
+            | AlertKind::ClockPressedWithoutMove
+            | AlertKind::DisplacedPieces
+            | AlertKind::AmbiguousMoves
+            | AlertKind::BoardRotated90
+            | AlertKind::WrongInitialPosition
+            | AlertKind::GameInProgressPositionUnknown
     )
 }
 
@@ -47,7 +33,7 @@ pub fn resolvable(kind: &str) -> bool {
 #[derive(Clone, Debug)]
 pub struct OpenAlert {
     pub id: u32,
-    pub kind: String,
+    pub kind: AlertKind,
     /// The game (counted per tracker) the alert belongs to.
     pub game_no: u32,
     /// Verified plies when it was raised.
@@ -218,7 +204,7 @@ pub fn illegal_move_alert(
     }
     TrackerEvent::Alert(Alert {
         id: 0,
-        kind: ILLEGAL_MOVE.into(),
+        kind: AlertKind::IllegalMove,
         article: article.into(),
         severity: Severity::Error,
         squares: Alert::square_names(squares),
@@ -236,7 +222,7 @@ pub fn press_without_move_alert(
 ) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
         id: 0,
-        kind: PRESS_WITHOUT_MOVE.into(),
+        kind: AlertKind::ClockPressedWithoutMove,
         article: "7.5.3".into(),
         severity: Severity::Warning,
         squares: Vec::new(),
@@ -284,7 +270,7 @@ pub fn displaced_alert(tip: &Board, board: Option<&Board>, shown: Bitboard) -> T
         .collect();
     TrackerEvent::Alert(Alert {
         id: 0,
-        kind: DISPLACED.into(),
+        kind: AlertKind::DisplacedPieces,
         article: "7.4".into(),
         severity: Severity::Warning,
         squares: Alert::square_names(squares),
@@ -357,7 +343,7 @@ pub fn two_hands_alert(mover: Color, a: Square, b: Square, castling: bool) -> Tr
     };
     TrackerEvent::Alert(Alert {
         id: 0,
-        kind: TWO_HANDS.into(),
+        kind: AlertKind::TwoHandsSuspected,
         article: "7.5.4".into(),
         severity: Severity::Info,
         squares: Alert::square_names([a, b]),
@@ -465,7 +451,7 @@ fn draw_claim_alert(article: &str, text: &str) -> TrackerEvent {
     message.push_str(". Only the player can claim; the game goes on until then.");
     TrackerEvent::Alert(Alert {
         id: 0,
-        kind: DRAW_CLAIM.into(),
+        kind: AlertKind::DrawClaimAvailable,
         article: article.into(),
         severity: Severity::Info,
         squares: Vec::new(),

@@ -36,17 +36,14 @@ use shakmaty::{
 use thiserror::Error;
 
 use crate::events::{
-    Alert, AlertResolved, ColorName, GameEvent, GameResult, Millis, MoveEvent, ResultReason,
-    Severity, TrackerEvent,
+    Alert, AlertKind, AlertResolved, ColorName, GameEvent, GameResult, Millis, MoveEvent,
+    ResultReason, Severity, TrackerEvent,
 };
 
 use crate::operator::Refusal;
 use crate::timecontrol::{Category, Regime, TimeControl};
 
-pub use clock_laws::{
-    flag_fall_result, CLOCK_STOPPED, CONTROL_SETTLE_MS, CONTROL_TIME, CONTROL_TOLERANCE_MS,
-    FLAG_FALL,
-};
+pub use clock_laws::{flag_fall_result, CONTROL_SETTLE_MS, CONTROL_TOLERANCE_MS};
 pub use results::{ending, Ending};
 pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
 
@@ -355,7 +352,7 @@ pub struct Tracker {
     withdrawn: Option<(usize, String, Vec<Chess>)>,
     /// The alert that reported the last retraction (id, kind): an arbiter's
     /// ruling resolves it.
-    withdrawn_alert: Option<(u32, String)>,
+    withdrawn_alert: Option<(u32, AlertKind)>,
     /// Alerts raised whose condition may still go away (see `laws::resolvable`).
     open_alerts: Vec<laws::OpenAlert>,
     /// Games begun on this board (alerts remember which game they belong to).
@@ -877,7 +874,7 @@ impl Tracker {
             .open_alerts
             .iter()
             .rev()
-            .find(|a| a.kind == laws::WRONG_START)
+            .find(|a| a.kind == AlertKind::WrongInitialPosition)
             .map(|a| a.id);
         let open = std::mem::take(&mut self.open_alerts);
         for a in open {
@@ -895,7 +892,7 @@ impl Tracker {
     /// Why the condition behind an open alert is gone, if it is.
     fn alert_gone(&self, a: &laws::OpenAlert, newest_start: Option<u32>) -> Option<String> {
         if a.game_no != self.game_no {
-            return Some(if a.kind == laws::WRONG_START {
+            return Some(if a.kind == AlertKind::WrongInitialPosition {
                 "the game started from a correct initial position".into()
             } else {
                 "a new game started on the board".into()
@@ -903,17 +900,17 @@ impl Tracker {
         }
         let game = self.game.as_ref();
         let ply = game.map_or(0, Game::ply);
-        match a.kind.as_str() {
-            laws::WRONG_START => newest_start
+        match &a.kind {
+            AlertKind::WrongInitialPosition => newest_start
                 .filter(|&n| n != a.id)
                 .map(|n| format!("the set-up changed; alert {n} describes the board now")),
-            laws::ROTATED_90 => (!self.orientation.is_quarter_turn())
+            AlertKind::BoardRotated90 => (!self.orientation.is_quarter_turn())
                 .then(|| "the board is placed correctly (2.1) again".into()),
             _ if self.phase == Phase::Over => Some("the game ended".into()),
-            laws::AMBIGUOUS => (self.ambiguous_lines.is_empty()
+            AlertKind::AmbiguousMoves => (self.ambiguous_lines.is_empty()
                 && self.resolution != Resolution::Ambiguous)
                 .then(|| "the moves that followed showed which order was played".into()),
-            laws::PRESS_WITHOUT_MOVE => {
+            AlertKind::ClockPressedWithoutMove => {
                 let to_move = game.map(|g| g.verified().turn());
                 let running = self
                     .white_side
@@ -931,7 +928,7 @@ impl Tracker {
                     None
                 }
             }
-            laws::ILLEGAL_MOVE | laws::IRREGULAR_POSITION | laws::DISPLACED => {
+            AlertKind::IllegalMove | AlertKind::IrregularPosition | AlertKind::DisplacedPieces => {
                 if self.phase != Phase::Playing
                     || self.resolution != Resolution::Explained
                     || self.displaced.is_some()
@@ -941,7 +938,7 @@ impl Tracker {
                 let unchanged = ply == a.ply && game.is_some_and(|g| g.pending.is_empty());
                 Some(if ply < a.ply {
                     "the board was put back to an earlier position of the game".into()
-                } else if unchanged && a.kind == laws::DISPLACED {
+                } else if unchanged && a.kind == AlertKind::DisplacedPieces {
                     "the pieces are back on their squares".into()
                 } else if unchanged {
                     "the board shows the position before the illegal move again".into()
@@ -1125,7 +1122,7 @@ impl Tracker {
             out.push(TrackerEvent::Alert(Alert {
                 id: 0,
                 penalty: None,
-                kind: "displaced_pieces".into(),
+                kind: AlertKind::DisplacedPieces,
                 article: "7.4".into(),
                 severity: Severity::Warning,
                 squares: Alert::square_names(squares.iter().copied()),
@@ -2121,7 +2118,7 @@ impl Tracker {
         };
         for note in step.notes {
             match note {
-                TrackerEvent::Alert(a) if a.kind == laws::TWO_HANDS => {
+                TrackerEvent::Alert(a) if a.kind == AlertKind::TwoHandsSuspected => {
                     let seen = self.two_hands_plies.get_mut(mover);
                     seen.retain(|&p| p < ply);
                     seen.push(ply);
@@ -2193,7 +2190,7 @@ impl Tracker {
             out.push(TrackerEvent::Alert(Alert {
                 id: 0,
                 penalty: None,
-                kind: "automatic_draw".into(),
+                kind: AlertKind::AutomaticDraw,
                 article: ending.article().into(),
                 severity: Severity::Info,
                 squares: Vec::new(),
@@ -2242,7 +2239,7 @@ impl Tracker {
         let open = self
             .open_alerts
             .iter()
-            .position(|a| a.game_no == self.game_no && a.kind == laws::ILLEGAL_MOVE);
+            .position(|a| a.game_no == self.game_no && a.kind == AlertKind::IllegalMove);
         let (Some(open), Some(game)) = (open, self.game.as_ref()) else {
             // Corrected (or the game moved on otherwise): nothing can stand.
             self.illegal_stand = None;
@@ -2302,7 +2299,7 @@ impl Tracker {
         }));
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
-            kind: laws::ILLEGAL_MOVE_STANDS.into(),
+            kind: AlertKind::IllegalMoveStands,
             article: "A.4.2".into(),
             severity: Severity::Warning,
             squares: Alert::square_names(search::diff(before.board(), &illegal)),
@@ -2539,7 +2536,7 @@ impl Tracker {
                         out.push(TrackerEvent::Alert(Alert {
                             id: 0,
                             penalty: None,
-                            kind: "wrong_initial_position".into(),
+                            kind: AlertKind::WrongInitialPosition,
                             article: "7.2.1".into(),
                             severity: Severity::Warning,
                             squares: Alert::square_names(squares.iter().copied()),
@@ -2590,7 +2587,7 @@ impl Tracker {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
-            kind: laws::POSITION_UNKNOWN.into(),
+            kind: AlertKind::GameInProgressPositionUnknown,
             article: "6.6".into(),
             severity: Severity::Warning,
             squares: Vec::new(),
@@ -2820,12 +2817,12 @@ impl Tracker {
     /// player pressed again on the uncorrected position: still one illegal move).
     fn illegal_press_alert(&mut self, board: Option<&Board>) -> Option<TrackerEvent> {
         let game = self.game.as_ref()?;
-        let open = |kind: &str| {
+        let open = |kind: AlertKind| {
             self.open_alerts
                 .iter()
                 .any(|a| a.game_no == self.game_no && a.kind == kind)
         };
-        if open(laws::ILLEGAL_MOVE) || open(laws::IRREGULAR_POSITION) {
+        if open(AlertKind::IllegalMove) || open(AlertKind::IrregularPosition) {
             return None;
         }
         let tip = game.tip().clone();
@@ -2853,7 +2850,7 @@ impl Tracker {
             // Occupancy only: which piece went where cannot be told.
             None => TrackerEvent::Alert(Alert {
                 id: 0,
-                kind: laws::ILLEGAL_MOVE.into(),
+                kind: AlertKind::IllegalMove,
                 article: "7.5.1".into(),
                 severity: Severity::Error,
                 squares: Vec::new(),
@@ -2958,7 +2955,7 @@ impl Tracker {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
-            kind: "game_ended_without_result".into(),
+            kind: AlertKind::GameEndedWithoutResult,
             article: "5.1.2".into(),
             severity: Severity::Warning,
             squares: Vec::new(),
@@ -3101,7 +3098,7 @@ impl Tracker {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
-            kind: laws::MOVES_CORRECTED.into(),
+            kind: AlertKind::MovesCorrected,
             article: "8.4".into(),
             severity: Severity::Info,
             squares: Vec::new(),
@@ -3140,14 +3137,14 @@ impl Tracker {
         self.game.as_mut().expect("playing").pending.clear();
         let (kind, message) = if k == 0 {
             (
-                "rollback_to_start",
+                AlertKind::RollbackToStart,
                 format!(
                     "All {n} moves were taken back to the start position in a live game: confirm whether this is a correction or a new game."
                 ),
             )
         } else {
             (
-                "takeback",
+                AlertKind::Takeback,
                 format!(
                     "The board went back to the position after ply {k}; plies {}..{n} were withdrawn: confirm the correction was authorised.",
                     k + 1
@@ -3157,7 +3154,7 @@ impl Tracker {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
-            kind: kind.into(),
+            kind,
             article: "7.1".into(),
             severity: Severity::Warning,
             squares: Vec::new(),
@@ -3260,7 +3257,7 @@ fn quarter_turn_alert() -> TrackerEvent {
     TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: "board_rotated_90".into(),
+        kind: AlertKind::BoardRotated90,
         article: "7.2.2".into(),
         severity: Severity::Warning,
         squares: Vec::new(),
@@ -3272,7 +3269,7 @@ fn rook_first_alert(rook: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: "rook_first_castling".into(),
+        kind: AlertKind::RookFirstCastling,
         article: "4.4.2".into(),
         severity: Severity::Info,
         squares: Alert::square_names([rook]),
@@ -3286,7 +3283,7 @@ fn default_promotion_alert(to: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: "promotion_piece_unknown".into(),
+        kind: AlertKind::PromotionPieceUnknown,
         article: "3.7.5".into(),
         severity: Severity::Warning,
         squares: Alert::square_names([to]),
@@ -3300,7 +3297,7 @@ fn rook_promotion_alert(to: Square) -> TrackerEvent {
     TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: "promotion_to_rook".into(),
+        kind: AlertKind::PromotionToRook,
         article: "3.7.5".into(),
         severity: Severity::Info,
         squares: Alert::square_names([to]),
@@ -3324,7 +3321,7 @@ fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> Trac
     TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: "ambiguous_moves".into(),
+        kind: AlertKind::AmbiguousMoves,
         article: "8.4".into(),
         severity: Severity::Warning,
         squares: Alert::square_names(target.diff(base.board())),
@@ -3369,7 +3366,7 @@ fn irregular_alert(tip: &Chess, board: &Board) -> Option<TrackerEvent> {
     Some(TrackerEvent::Alert(Alert {
         id: 0,
         penalty: None,
-        kind: laws::IRREGULAR_POSITION.into(),
+        kind: AlertKind::IrregularPosition,
         article: "7.5.1".into(),
         severity: Severity::Error,
         squares: Alert::square_names(squares.iter().copied()),

@@ -369,7 +369,7 @@ impl Script {
     }
 
     pub fn alert_kinds(&self) -> Vec<String> {
-        self.alerts().iter().map(|a| a.kind.clone()).collect()
+        self.alerts().iter().map(|a| a.kind.to_string()).collect()
     }
 
     pub fn serious_alerts(&self) -> Vec<&Alert> {
