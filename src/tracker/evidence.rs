@@ -968,7 +968,13 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> 
     else {
         return None;
     };
-    if before.piece_at(to).is_some() || shown.piece_at(to).is_some() {
+    // Its square shows it gone: a piece that never left did not go and come
+    // back between two scans (a bishop read as d3-b1-d3 around the
+    // opponent's rook lifted and put back).
+    if before.piece_at(to).is_some()
+        || shown.piece_at(to).is_some()
+        || shown.piece_at(from) == before.piece_at(from)
+    {
         return None;
     }
     let piece = before.piece_at(from)?;
@@ -987,10 +993,11 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> 
     if !(appeared & !(reach & fresh)).is_empty() {
         return None;
     }
-    let left = (before.by_color(them) & elsewhere)
+    // The reply made in this very scan: the piece was not standing about.
+    let left = (before.by_color(them) & elsewhere & fresh)
         .into_iter()
         .any(|sq| shown.piece_at(sq) != before.piece_at(sq));
-    let landed = (shown.by_color(them) & elsewhere)
+    let landed = (shown.by_color(them) & elsewhere & fresh)
         .into_iter()
         .any(|sq| shown.piece_at(sq) != before.piece_at(sq));
     (left && landed).then_some(to)
@@ -1258,16 +1265,17 @@ mod tests {
     fn a_piece_moved_on_before_any_scan_saw_it_land_is_one_move_then_another() {
         // Time trouble (blind hand model, game 1034): White lifts the knight
         // on c1, presses with it in the air, puts it on d3 and takes it on to
-        // b4 between two scans, Black's Rh8-d8 made meanwhile, each pressed.
-        // No scan sees d3 (or a2, the other way round to b4).
+        // b4 between two scans, Black's Rh8-d8 made meanwhile (one scan
+        // reports h8 and d8), each pressed. No scan sees d3 (or a2, the other
+        // way round to b4).
         let pos = fen("r6r/1bq1kpb1/pn1p2pp/1p2p3/4P3/P1N1Q1P1/1PP2PBP/2NRR1K1 w - - 1 19");
         let mut h = Hands::new(&pos);
         h.lift("c1", 100);
         h.press(Color::White, 30);
-        h.lift("h8", 90);
-        h.press(Color::Black, 37);
-        h.place("d8", 'r', 58);
-        h.place("b4", 'N', 187);
+        h.lift("h8", 190);
+        h.place("d8", 'r', 5);
+        h.press(Color::Black, 40);
+        h.place("b4", 'N', 200);
         h.press(Color::White, 52);
         h.lift("e7", 763);
         h.press(Color::Black, 116);
