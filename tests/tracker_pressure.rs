@@ -464,6 +464,12 @@ fn real_games_that_once_went_wrong() {
         // A first version of the reading above took the rook's trips for
         // Black's moves around a white bishop gone d3-b1-d3 unseen.
         (1919, Model::Own, Pace::Normal, 0.02),
+        // A repetition: Bd7 Qb3 Be6 Qa4, then Bd7 (its press forgotten) and
+        // Qb3 again. The board shows the position of four plies before, read
+        // as legal plies with sensor noise elsewhere: it once took them for a
+        // takeback (7.1) and withdrew Be6 Qa4. The bishop went first, as a
+        // move and not as an undoing.
+        (813, Model::Blind, Pace::TimeTrouble, 0.1),
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press) in cases {

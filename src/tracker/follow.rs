@@ -114,7 +114,10 @@ impl Tracker {
             // takeback: only readings of two plies or more are suspect.
             let plies = line.len() + usize::from(*moving);
             if plies >= k + 2 {
-                if let Some(back) = self.earlier_position_shown() {
+                if let Some(back) = self
+                    .earlier_position_shown()
+                    .filter(|&back| !self.replayed_in_order(back))
+                {
                     if self.takeback.is_none_or(|(b, _)| b != back) {
                         self.takeback = Some((back, t));
                     }
@@ -315,6 +318,29 @@ impl Tracker {
     }
 
     /// The latest earlier position of the game the board shows (its ply).
+    /// Whether the board came back to the position after ply `back` by the
+    /// plies since being played again, in their order: the squares of each
+    /// changed last after those of the ply before it (Bd7 Qb3 Be6 Qa4, then
+    /// Bd7 and Qb3 again, one press forgotten). A takeback undoes the last
+    /// ply first.
+    fn replayed_in_order(&self, back: usize) -> bool {
+        let Some(game) = self.game.as_ref() else {
+            return false;
+        };
+        let plies = &game.moves[back.min(game.moves.len())..];
+        let last_change = |m: &Move| {
+            super::search::touched(*m)
+                .into_iter()
+                .map(|sq| self.square_changed[sq as usize])
+                .max()
+                .unwrap_or(0)
+        };
+        plies.len() >= 2
+            && plies
+                .windows(2)
+                .all(|w| last_change(&w[0]) < last_change(&w[1]))
+    }
+
     fn earlier_position_shown(&self) -> Option<usize> {
         let (Some(game), Some(board)) = (self.game.as_ref(), self.last_board.as_ref()) else {
             return None;

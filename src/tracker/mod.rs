@@ -393,6 +393,10 @@ pub struct Tracker {
     /// The latest picture reads as legal play (made or under way) with no
     /// suspicion of pieces being put back.
     reading_is_play: bool,
+    /// When each square (in the game's frame) last showed something new: a
+    /// takeback undoes the last ply first, the same plies played again come
+    /// in their own order.
+    square_changed: [Millis; 64],
     /// The latest presses of the game, for the plies the evidence gives them to.
     press_log: Vec<Press>,
     /// The provisional move last withdrawn without a replacement, and its ply.
@@ -530,6 +534,7 @@ impl Tracker {
             withdrawn_provisional: None,
             press_log: Vec::new(),
             reading_is_play: false,
+            square_changed: [0; 64],
             undecided: None,
         }
     }
@@ -1404,6 +1409,11 @@ impl Tracker {
             Some(b) => Target::Board(b),
             None => Target::Occupancy(occupancy),
         };
+        if let (Some(new), Some(old)) = (&board, &self.last_board) {
+            for sq in search::diff(old, new) {
+                self.square_changed[sq as usize] = t;
+            }
+        }
         self.last_board = board.clone();
         // What each square showed matters to the picture matcher only; the
         // engine reads every picture itself.
