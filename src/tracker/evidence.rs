@@ -954,9 +954,10 @@ fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u3
 /// again by its player's next move: a plain move to an empty square that
 /// `shown` still shows empty (a knight c1-d3 put down and taken on to b4
 /// within one scan, the opponent's rook move made in between). Only when the
-/// picture shows the opponent's reply made: one of his pieces gone from a
-/// square the move does not touch and one of his put down on another. Whether a next move does lift the piece is
-/// for [`moved_on`] to see. `fresh`: the squares this scan changed.
+/// piece's own square shows it gone and this scan (`fresh`: the squares it
+/// changed) shows the opponent's reply made, one of his pieces gone from a
+/// square the move does not touch and one of his put down on another.
+/// Whether a next move does lift the piece is for [`moved_on`] to see.
 fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Option<Square> {
     let Move::Normal {
         capture: None,
