@@ -342,23 +342,30 @@ async fn every_family_unplugged_and_replugged_continues_without_loss_or_duplicat
     .await;
     // A move made just before the unplug is still pending then, and its hold
     // may verify it while the board is away. The board plugged back stands
-    // where the record stands once nothing more can be verified (the longest
-    // hold is 8 s of a still picture); standing a ply short of it would be a
-    // takeback, retracted in the open, not the plain replug this test is about.
-    let verified_now = || -> Vec<usize> {
-        (1..=families.len() as u32)
-            .map(|n| hub.verified_plies(n))
-            .collect()
-    };
-    let mut done = verified_now();
-    let mut unchanged_since = Instant::now();
-    while unchanged_since.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let now = verified_now();
-        if now != done {
-            (done, unchanged_since) = (now, Instant::now());
+    // where the record stands once the public stream has carried no verified
+    // move for 10 s (the longest hold is 8 s of a still picture); standing a
+    // ply short of it would be a takeback, retracted in the open, not the
+    // plain replug this test is about.
+    let mut quiet_until = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(quiet_until, public.recv()).await {
+            Ok(Ok(e)) => {
+                if let eboard_bridge::events::GameEvent::Move(m) = &e.event {
+                    if m.verified {
+                        verified.push((e.board, m.ply, m.uci.clone()));
+                        quiet_until = tokio::time::Instant::now() + Duration::from_secs(10);
+                    }
+                }
+            }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
+                panic!("the test fell {n} events behind the hub")
+            }
+            Ok(Err(_)) | Err(_) => break,
         }
     }
+    let done: Vec<usize> = (1..=families.len() as u32)
+        .map(|n| hub.verified_plies(n))
+        .collect();
     let listed = eboards(ebapi).await;
     assert_eq!(listed.len(), families.len(), "{listed:?}");
     assert!(
