@@ -1610,13 +1610,7 @@ impl Tracker {
                         // lifted piece of one candidate's position reads as a
                         // capture that decides for it.
                         let emptied = self.seen.emptied();
-                        ext.retain(|line| {
-                            line.iter().all(|m| {
-                                m.capture().is_none()
-                                    || m.is_en_passant()
-                                    || emptied.contains(m.to())
-                            })
-                        });
+                        ext.retain(|line| captures_seen_emptied(line, emptied));
                     }
                     if !ext.is_empty() {
                         fits.push((*j, line.clone(), ext));
@@ -1723,13 +1717,7 @@ impl Tracker {
                                 // empty (the captured piece taken off first); otherwise
                                 // it waits for a still picture or a press (`lenient`).
                                 let emptied = self.seen.emptied();
-                                sols.retain(|line| {
-                                    line.iter().all(|m| {
-                                        m.capture().is_none()
-                                            || m.is_en_passant()
-                                            || emptied.contains(m.to())
-                                    })
-                                });
+                                sols.retain(|line| captures_seen_emptied(line, emptied));
                             }
                             sols
                         };
@@ -3385,4 +3373,12 @@ fn irregular_alert(tip: &Chess, board: &Board) -> Option<TrackerEvent> {
             names(&squares)
         ),
     }))
+}
+
+/// Occupancy-only boards: whether every capture of `line` (en passant aside)
+/// took on a square seen empty, the captured piece off first. Otherwise the
+/// picture is also a piece lifted and held.
+fn captures_seen_emptied(line: &[Move], emptied: shakmaty::Bitboard) -> bool {
+    line.iter()
+        .all(|m| m.capture().is_none() || m.is_en_passant() || emptied.contains(m.to()))
 }
