@@ -117,8 +117,16 @@ fn main() {
         let (name, game, _) = &games[i];
         for hands in &conditions {
             let opts = board(sim_options_for(Setup::Normal, i as u64, noise_on(), *hands));
-            let out = run_game_as(game, &opts, hands.model);
+            // SHOW_HYPS=A-B: the engine's readings after each report between A and B ms.
+            let window = std::env::var("SHOW_HYPS").ok().and_then(|w| {
+                let (a, b) = w.split_once('-')?;
+                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+            });
+            let out = eboard_bridge::accuracy::run_game_traced(game, &opts, hands.model, window);
             println!("{name} {hands:?}: exact {}", out.is_exact());
+            for line in &out.trace {
+                println!("{line}");
+            }
             if out.is_exact() && std::env::var_os("SHOW_ALL").is_none() {
                 continue;
             }

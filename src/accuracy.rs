@@ -13,7 +13,7 @@ use eboard_protocols::family::PortMode;
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
 
-use crate::events::{GameEvent, GameResult, Severity, TrackerEvent};
+use crate::events::{GameEvent, GameResult, Millis, Severity, TrackerEvent};
 use crate::games::Game;
 use crate::session::{CaptureDriver, Session};
 use crate::sim::{simulate, simulate_script, SimOptions, SimRun};
@@ -63,6 +63,8 @@ pub struct Outcome {
     pub info_messages: Vec<String>,
     /// Every event the session gave, for a closer look at one game.
     pub events: Vec<crate::events::Stamped>,
+    /// See [`run_game_traced`].
+    pub trace: Vec<String>,
     /// Length of the simulated game (board time).
     pub board_time: Duration,
     /// Time spent in the session and tracker (decoding and reconstruction only).
@@ -202,6 +204,19 @@ pub fn run_game(game: &Game, opts: &SimOptions) -> Outcome {
 /// Plays `game` with the hands of `model` on the board `opts` describes: the
 /// pace and forgotten presses of `opts.hand`; see [`simulate_as`].
 pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
+    run_game_traced(game, opts, model, None)
+}
+
+/// [`run_game_as`], and between the two times of `window` (ms of board time)
+/// a line in [`Outcome::trace`] for every chunk: the squares the picture
+/// changed and the readings the tracker then held. For finding out why a game
+/// went wrong; nothing is traced without a window.
+pub fn run_game_traced(
+    game: &Game,
+    opts: &SimOptions,
+    model: Model,
+    window: Option<(Millis, Millis)>,
+) -> Outcome {
     let run = simulate_as(game, opts, model);
     let settings = (opts.family.kept_settings)(&VirtualSpec {
         seed: opts.seed,
@@ -229,8 +244,33 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
     let started = thread_cpu_time();
     // The same loop as `replay` and the daemon: ticks on the grid between chunks.
     let mut driver = CaptureDriver::new(session);
+    let mut trace = Vec::new();
+    let mut shown = driver.session.picture().clone();
     for chunk in &run.chunks {
         driver.chunk(chunk, &mut events);
+        if window.is_some_and(|(a, b)| (a..=b).contains(&chunk.t_ms)) {
+            let now = driver.session.picture().clone();
+            let changed: Vec<String> = now
+                .diff(&shown)
+                .into_iter()
+                .map(|sq| format!("{sq}={}", now.get(sq).char()))
+                .collect();
+            shown = now;
+            let (anchor, readings) = driver.session.readings();
+            trace.push(format!(
+                "{:>8} [{}] from ply {anchor}:\n{}",
+                chunk.t_ms,
+                changed.join(" "),
+                readings
+                    .iter()
+                    .take(6)
+                    .map(|r| format!("           {r}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        } else {
+            shown = driver.session.picture().clone();
+        }
     }
     driver.finish(
         crate::replay::end_grace_ms(&TrackerConfig::default()),
@@ -246,6 +286,7 @@ pub fn run_game_as(game: &Game, opts: &SimOptions, model: Model) -> Outcome {
         board_time: Duration::from_millis(end),
         reconstruction,
         frames: session.stats().frames,
+        trace,
         ..Outcome::default()
     };
     for stamped in &events {

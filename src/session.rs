@@ -281,6 +281,13 @@ impl Session {
         std::mem::take(&mut self.learned)
     }
 
+    /// The single board's tracker's readings (diagnostics, see
+    /// [`Tracker::readings`]).
+    #[doc(hidden)]
+    pub fn readings(&self) -> (usize, Vec<String>) {
+        self.single.tracker.readings()
+    }
+
     /// What the single board's tracker knows of its clock: the side White
     /// uses, once learned, and the side the lever lets run now.
     pub fn clock_sides(&self) -> (Option<ClockSide>, Option<ClockSide>) {

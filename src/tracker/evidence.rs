@@ -360,6 +360,36 @@ impl Evidence {
         self.clocked = clocked;
     }
 
+    /// Every reading held, cheapest first, in words: its cost, its plies in
+    /// UCI (`*` marks a pressed ply, `+` a forgotten press) and the moves the
+    /// ply under way may be, each with its extra cost. For the accuracy
+    /// bench's `show` mode.
+    pub fn describe(&self) -> Vec<String> {
+        let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        let mut hyps: Vec<&Hyp> = self.hyps.iter().collect();
+        hyps.sort_by_key(|h| h.cost());
+        hyps.iter()
+            .map(|h| {
+                let line: Vec<String> = h
+                    .line
+                    .iter()
+                    .zip(&h.marks)
+                    .map(|(m, k)| match (k.press, k.forgot) {
+                        (Some(_), _) => format!("{}*", uci(m)),
+                        (None, true) => format!("{}+", uci(m)),
+                        (None, false) => uci(m),
+                    })
+                    .collect();
+                let active: Vec<String> = h
+                    .active
+                    .iter()
+                    .map(|c| format!("{}({})", uci(&c.mv), c.extra))
+                    .collect();
+                format!("{:>3} {} | {}", h.cost(), line.join(" "), active.join(" "))
+            })
+            .collect()
+    }
+
     /// The cheapest hypothesis.
     pub fn best(&self) -> &Hyp {
         self.hyps.first().expect("never empty")

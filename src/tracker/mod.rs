@@ -965,6 +965,19 @@ impl Tracker {
         self.game.as_ref().map(Game::verified)
     }
 
+    /// The readings the evidence engine holds (see [`evidence::Evidence::describe`]),
+    /// after the verified ply they start from. Diagnostics only: the accuracy
+    /// bench prints them when asked why a game went wrong.
+    #[doc(hidden)]
+    pub fn readings(&self) -> (usize, Vec<String>) {
+        (
+            self.anchor_ply,
+            self.evidence
+                .as_ref()
+                .map_or_else(Vec::new, |e| e.describe()),
+        )
+    }
+
     /// How the board is turned relative to the game (found from the pictures).
     pub fn orientation(&self) -> Orientation {
         self.orientation
