@@ -273,7 +273,7 @@ pub fn run_game_traced(
         }
     }
     driver.finish(
-        crate::replay::end_grace_ms(&TrackerConfig::default()),
+        crate::session::replay::end_grace_ms(&TrackerConfig::default()),
         &mut events,
     );
     let end = driver.last_t();

@@ -27,7 +27,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
-use crate::capture::{Chunk, OperatorLine};
 use crate::config::{discover, next_free, Config, PortPlan, Protocol};
 use crate::device::{supervise, LinkEvent};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
@@ -38,6 +37,7 @@ use crate::operator::{
     load_rulings, rulings_path, AlertRuling, BoardCommand, BoardRequest, ClockSetting,
     OperatorError, RulingAction, TrackerCommand, CLOCK_MAX_MS,
 };
+use crate::session::capture::{Chunk, OperatorLine};
 use crate::session::{Session, TickGrid};
 
 /// How long discovery listens to a port found by shared USB ids.

@@ -25,7 +25,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_serial::{DataBits, FlowControl, SerialPortBuilderExt, SerialStream, StopBits};
 
-use crate::capture::{Chunk, Direction};
+use crate::session::capture::{Chunk, Direction};
 
 /// Why a board link ended or could not start.
 #[derive(Debug, thiserror::Error)]

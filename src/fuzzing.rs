@@ -18,12 +18,12 @@ use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
 
-use crate::capture::{CaptureError, CaptureReader, Record};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::http::{router, FeedConfig};
 use crate::hub::Hub;
 use crate::pgn::GameRecord;
-use crate::replay::{replay, ReplaySink};
+use crate::session::capture::{CaptureError, CaptureReader, Record};
+use crate::session::replay::{replay, ReplaySink};
 use crate::tracker::TrackerConfig;
 
 /// Reads `data` as a capture, then replays it through a session. Invariants:
@@ -74,8 +74,8 @@ pub fn capture_reader(data: &[u8]) {
         (
             None,
             Err(
-                crate::replay::ReplayError::UnsupportedProtocol(..)
-                | crate::replay::ReplayError::Settings(_),
+                crate::session::replay::ReplayError::UnsupportedProtocol(..)
+                | crate::session::replay::ReplayError::Settings(_),
             ),
         ) => {}
         (None, Err(e)) => panic!("the reader took the capture, replay refused it: {e}"),

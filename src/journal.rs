@@ -24,11 +24,11 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::capture::{
-    CaptureHeader, CaptureReader, CaptureWriter, Chunk, OperatorLine, PortMode, Record,
-};
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::pgn::GameRecord;
+use crate::session::capture::{
+    CaptureHeader, CaptureReader, CaptureWriter, Chunk, OperatorLine, PortMode, Record,
+};
 use eboard_protocols::family::Settings;
 
 /// Captures and event logs are fsynced at least this often when written to.
@@ -971,8 +971,8 @@ pub fn run_offsets(runs: &[RecordedRun], live_unix_ms: u64) -> (Vec<u64>, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::Direction;
     use crate::events::AlertKind;
+    use crate::session::capture::Direction;
 
     #[test]
     fn rfc3339_is_utc_civil_time() {

@@ -7,7 +7,6 @@
 //! publishers know output formats.
 
 pub mod accuracy;
-pub mod capture;
 pub mod chess960;
 pub mod config;
 pub mod daemon;
@@ -31,7 +30,6 @@ pub mod names;
 pub mod operator;
 pub mod pgn;
 pub mod publish;
-pub mod replay;
 pub mod service;
 pub mod session;
 pub mod sim;

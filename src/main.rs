@@ -110,7 +110,7 @@ fn main() -> ExitCode {
         }
         Command::Doctor { config } => eboard_bridge::doctor::run_cli(config.as_deref()),
         Command::Replay { events, captures } => {
-            eboard_bridge::replay::run_cli(events.as_deref(), &captures)
+            eboard_bridge::session::replay::run_cli(events.as_deref(), &captures)
         }
         Command::Emulate {
             protocol,

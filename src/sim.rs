@@ -16,8 +16,8 @@ use eboard_protocols::family::{
 use eboard_protocols::hand::{self, HandConfig, HandScript, PhysicalAction, PhysicalBoard};
 use shakmaty::Position;
 
-use crate::capture::{Chunk, Direction};
 use crate::games::Game;
+use crate::session::capture::{Chunk, Direction};
 
 /// How a game is simulated.
 #[derive(Clone, Debug, PartialEq)]

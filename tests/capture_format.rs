@@ -1,7 +1,7 @@
 //! The capture format contract: every reader error names its line, the writer's
 //! output reads back to the same chunks, and the documented example is valid.
 
-use eboard_bridge::capture::{
+use eboard_bridge::session::capture::{
     CaptureError, CaptureHeader, CaptureReader, CaptureWriteError, CaptureWriter, Chunk, Direction,
     PortMode, MAX_LINE_BYTES,
 };

@@ -1,6 +1,6 @@
 //! Recordings of real DGT boards, converted to captures and fed to the session.
 
-use eboard_bridge::capture::{
+use eboard_bridge::session::capture::{
     import, CaptureHeader, CaptureReader, CaptureWriter, Chunk, Direction,
 };
 use eboard_bridge::session::Session;

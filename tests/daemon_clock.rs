@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
-use eboard_bridge::capture::{CaptureReader, Direction};
 use eboard_bridge::emulate::{serve_pty, EmulateOptions};
 use eboard_bridge::hub::Hub;
 use eboard_bridge::service::start_http_with_commands;
+use eboard_bridge::session::capture::{CaptureReader, Direction};
 use eboard_protocols::dgt::virtual_clock::CommandHandling;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use eboard_bridge::capture::Direction;
 use eboard_bridge::device::{raw_pty, run_link, supervise, LinkError, LinkEvent};
+use eboard_bridge::session::capture::Direction;
 use eboard_protocols::dgt::driver::startup as dgt_startup;
 use eboard_protocols::family::{DriverSetup, DriverTimings, PortMode};
 use tokio::sync::mpsc;

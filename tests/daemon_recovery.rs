@@ -120,7 +120,7 @@ async fn a_move_journaled_but_not_published_before_a_crash_is_published_once_on_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capture_chunk_over_64_kib_is_recovered_whole() {
-    use eboard_bridge::capture::{Chunk, Direction};
+    use eboard_bridge::session::capture::{Chunk, Direction};
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let (game, want) = short_games("games/gnuchess-book-1.02-shared.pgn", 16..=24, 1).remove(0);

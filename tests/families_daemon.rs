@@ -522,8 +522,8 @@ async fn boards_found_by_usb_ids_are_followed_after_a_listening_probe() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chessnut_is_read_through_the_hidraw_transport_one_report_at_a_time() {
-    use eboard_bridge::capture::Direction;
     use eboard_bridge::device::{run_link, LinkEvent};
+    use eboard_bridge::session::capture::Direction;
     use eboard_protocols::chessnut::wire::{REALTIME, REPORT_LEN};
     use eboard_protocols::family::DriverSetup;
 

@@ -4,7 +4,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use eboard_bridge::capture::{import, CaptureHeader, CaptureWriter, PortMode};
+use eboard_bridge::session::capture::{import, CaptureHeader, CaptureWriter, PortMode};
 use pgn_reader::{Reader, SanPlus, Visitor};
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};

@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use eboard_bridge::capture::{
-    CaptureError, CaptureHeader, CaptureReader, CaptureWriter, OperatorLine, PortMode, Record,
-};
 use eboard_bridge::emulate::load_game;
 use eboard_bridge::events::{GameEvent, GameResult, TrackerEvent};
 use eboard_bridge::operator::TrackerCommand;
-use eboard_bridge::replay::{replay, Collected};
+use eboard_bridge::session::capture::{
+    CaptureError, CaptureHeader, CaptureReader, CaptureWriter, OperatorLine, PortMode, Record,
+};
+use eboard_bridge::session::replay::{replay, Collected};
 use eboard_bridge::sim::{simulate, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
 

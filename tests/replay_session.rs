@@ -3,10 +3,10 @@
 
 use std::io;
 
-use eboard_bridge::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
 use eboard_bridge::events::Stamped;
 use eboard_bridge::pgn::GameRecord;
-use eboard_bridge::replay::{replay, Collected, ReplayError};
+use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
+use eboard_bridge::session::replay::{replay, Collected, ReplayError};
 use eboard_bridge::session::Session;
 use eboard_protocols::dgt::{DgtCodec, DgtStats};
 
@@ -272,7 +272,7 @@ fn other_protocols_are_refused_with_a_reason() {
 /// must come out as its own game with the recording's moves.
 #[test]
 fn two_bus_boards_replay_to_two_games() {
-    use eboard_bridge::capture::import;
+    use eboard_bridge::session::capture::import;
     use eboard_protocols::dgt::{Decoder, Frame};
 
     let text = std::fs::read_to_string(concat!(

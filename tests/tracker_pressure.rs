@@ -7,10 +7,10 @@ mod support;
 
 use std::io;
 
-use eboard_bridge::capture::{import, CaptureHeader, CaptureWriter, Chunk, Direction};
 use eboard_bridge::events::{GameEvent, Stamped, TrackerEvent};
 use eboard_bridge::pgn::GameRecord;
-use eboard_bridge::replay::{replay, ReplaySink};
+use eboard_bridge::session::capture::{import, CaptureHeader, CaptureWriter, Chunk, Direction};
+use eboard_bridge::session::replay::{replay, ReplaySink};
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::dgt::{Decoder, Frame, Message, Mode};
 use eboard_protocols::{ClockReading, Sensed};

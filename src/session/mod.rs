@@ -21,6 +21,15 @@
 //! arrives: a partial picture would look like a board being set up, and the
 //! whole one (which a host always asks for at start) then replaces it. The
 //! tracker thus only ever sees pictures the board actually showed.
+//!
+//! Beside the session live the two other pieces that turn bytes into tracker
+//! input without touching a port: [`capture`], the format of the chunks a
+//! session reads (the daemon records it, importers convert other recordings to
+//! it), and [`replay`], the `replay` command that streams captures through
+//! sessions.
+
+pub mod capture;
+pub mod replay;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -31,9 +40,9 @@ use eboard_protocols::family::{
 use eboard_protocols::{ClockSide, Picture, Sensed};
 use shakmaty::{Bitboard, Square};
 
-use crate::capture::{Chunk, Direction};
 use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
 use crate::operator::{OperatorError, Refusal, TrackerCommand};
+use crate::session::capture::{Chunk, Direction};
 use crate::tracker::{Orientation, Tracker, TrackerConfig, TrackerError};
 
 /// What a board told about itself.

@@ -18,9 +18,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode, Record};
 use crate::events::{GameEvent, Millis, Stamped, TrackerEvent};
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
+use crate::session::capture::{CaptureError, CaptureHeader, CaptureReader, PortMode, Record};
 use crate::session::{CaptureDriver, Session, SessionStats};
 use crate::tracker::TrackerConfig;
 
