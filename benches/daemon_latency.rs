@@ -27,10 +27,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::emulate::load_game;
 use eboard_bridge::events::GameEvent;
-use eboard_bridge::hub::Hub;
 use pty_boards::{drive, open_board, percentile, stat_cpu_seconds, Evidence};
 
 /// CPU seconds (user + system) of this process's threads named like `prefix`.

@@ -18,11 +18,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::hub::Hub;
+use eboard_bridge::daemon::journal::Journal;
 use eboard_bridge::events::GameEvent;
 use eboard_bridge::games::{load_pgn_file, Game};
-use eboard_bridge::hub::Hub;
-use eboard_bridge::journal::Journal;
 use eboard_bridge::sim::{dgt_capture, SimOptions};
 
 fn data(rel: &str) -> PathBuf {

@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use tokio::sync::{broadcast, oneshot};
 
-use crate::config::{BoardConfig, Config, Protocol};
+use crate::daemon::config::{BoardConfig, Config, Protocol};
+use crate::daemon::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
+use crate::daemon::service::start_http_with_commands;
 use crate::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use crate::events::GameEvent;
 use crate::games::{load_pgn, Game};
-use crate::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
 use crate::publish::{PairingConfig, Player};
-use crate::service::start_http_with_commands;
 use eboard_protocols::family::{PortMode, Reporting, VirtualSpec};
 use eboard_protocols::hand::HandConfig;
 
@@ -378,8 +378,8 @@ fn keep_settings(
     port: &std::path::Path,
     settings: &eboard_protocols::family::Settings,
 ) -> anyhow::Result<()> {
-    let journal = crate::journal::Journal::open(data_dir)?;
-    journal.save_board_settings(&crate::journal::port_key(port), settings)?;
+    let journal = crate::daemon::journal::Journal::open(data_dir)?;
+    journal.save_board_settings(&crate::daemon::journal::port_key(port), settings)?;
     Ok(())
 }
 

@@ -38,7 +38,7 @@ use eboard_protocols::family::{
     SerialSettings, Transport,
 };
 
-use crate::config::Config;
+use crate::daemon::config::Config;
 
 /// The configuration file the packaged service reads (its unit passes
 /// `${CONFIGURATION_DIRECTORY}/eboard-bridge.toml`).
@@ -539,7 +539,7 @@ fn looks_like(node: &UsbNode, by_id: &[(String, PathBuf)], sys: &System) -> Vec<
             .and_then(|(vendor, product)| family.matches_usb(vendor, product))
         {
             let other_interface = node.kind == NodeKind::Hidraw
-                && !crate::config::hid_interface_is_read(family, &node.name(), &sys.sys);
+                && !crate::daemon::config::hid_interface_is_read(family, &node.name(), &sys.sys);
             looks.push(look("its USB ids".to_string(), m.shared, other_interface));
         }
     }
@@ -719,7 +719,7 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System, rules: &Rules) -
 
     // What discovery would follow (the same search as the daemon's).
     let mut discovered: BTreeSet<PathBuf> = BTreeSet::new();
-    for f in crate::config::discover_in(dir, links_dir, &sys.sys) {
+    for f in crate::daemon::config::discover_in(dir, links_dir, &sys.sys) {
         let target = canonical(&f.path);
         discovered.insert(target.clone());
         if covered.contains(&target) {
@@ -775,7 +775,7 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System, rules: &Rules) -
                     format!(
                         "a serial adapter that is no registered board family's by its USB names or ids ({}): not followed, since other devices use the same chips. If a board (or a bus line) is on it, list it in a [[board]] table with its port and protocol (one of {})",
                         node.describe(),
-                        crate::config::Protocol::names()
+                        crate::daemon::config::Protocol::names()
                     ),
                 );
             }
@@ -822,7 +822,7 @@ fn check_devices(r: &mut Report, config: &Config, sys: &System, rules: &Rules) -
         let fix = if nodes.is_empty() {
             format!("plug a board in and switch it on. Then `ls -l {} {}` should show it; if nothing appears, try another cable or USB socket and look at `dmesg -w` while plugging", dir.display(), links_dir.display())
         } else {
-            format!("none of the devices above is a board discovery follows: if a board is on one of them, list it in a [[board]] table with its port and protocol (one of {})", crate::config::Protocol::names())
+            format!("none of the devices above is a board discovery follows: if a board is on one of them, list it in a [[board]] table with its port and protocol (one of {})", crate::daemon::config::Protocol::names())
         };
         r.fail(
             "serial",

@@ -277,7 +277,7 @@ pub fn serve_scripts_pty(
     boards: Vec<(PhysicalBoard, Vec<hand::TimedAction>)>,
     opts: &EmulateOptions,
 ) -> Result<EmulatorHandle, EmulateError> {
-    let (path, master, slave) = crate::device::raw_pty().map_err(EmulateError::Pty)?;
+    let (path, master, slave) = crate::daemon::device::raw_pty().map_err(EmulateError::Pty)?;
     set_nonblocking(&master)?;
     if let Some(link) = &opts.link {
         make_link(link, &path)?;

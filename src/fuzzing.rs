@@ -18,9 +18,9 @@ use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
 
+use crate::daemon::hub::Hub;
 use crate::events::{GameEvent, Stamped, TrackerEvent};
 use crate::http::{router, FeedConfig};
-use crate::hub::Hub;
 use crate::pgn::GameRecord;
 use crate::session::capture::{CaptureError, CaptureReader, Record};
 use crate::session::replay::{replay, ReplaySink};

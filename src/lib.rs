@@ -8,10 +8,8 @@
 
 pub mod accuracy;
 pub mod chess960;
-pub mod config;
 pub mod daemon;
 pub mod demo;
-pub mod device;
 pub mod doctor;
 pub mod ebapi;
 pub mod emulate;
@@ -20,17 +18,11 @@ pub mod files;
 pub mod fuzzing;
 pub mod games;
 pub mod http;
-pub mod hub;
-pub mod journal;
-pub mod leds;
-pub mod limits;
-pub mod metrics;
 pub mod mqtt;
 pub mod names;
 pub mod operator;
 pub mod pgn;
 pub mod publish;
-pub mod service;
 pub mod session;
 pub mod sim;
 pub mod timecontrol;

@@ -105,7 +105,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run { config } => eboard_bridge::daemon::run_cli(config.as_deref()),
         Command::PrintConfig => {
-            print!("{}", eboard_bridge::config::DEFAULT_CONFIG_TOML);
+            print!("{}", eboard_bridge::daemon::config::DEFAULT_CONFIG_TOML);
             Ok(ExitCode::SUCCESS)
         }
         Command::Doctor { config } => eboard_bridge::doctor::run_cli(config.as_deref()),

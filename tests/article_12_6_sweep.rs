@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions};
 use eboard_bridge::events::{Alert, AlertResolved, Severity, Stamped, TrackerEvent};
-use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::{PairingConfig, Player};
 use serde_json::{json, Value};
 
@@ -198,7 +198,7 @@ async fn no_public_output_carries_anything_only_arbiters_may_read() {
     let config = config(dir.path(), &link);
     let hub = Arc::new(Hub::new());
     let (commands_tx, commands_rx) = tokio::sync::mpsc::channel(16);
-    let http = eboard_bridge::service::start_http_with_commands(
+    let http = eboard_bridge::daemon::service::start_http_with_commands(
         &config,
         "127.0.0.1:0".parse().unwrap(),
         Arc::clone(&hub),

@@ -9,7 +9,7 @@ mod daemon_common;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
-use eboard_bridge::config::{BoardConfig, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Protocol};
 use eboard_bridge::emulate::{serve_bus_pty, EmulateOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
+use eboard_bridge::daemon::hub::Hub;
+use eboard_bridge::daemon::service::start_http_with_commands;
 use eboard_bridge::emulate::{serve_pty, EmulateOptions};
-use eboard_bridge::hub::Hub;
-use eboard_bridge::service::start_http_with_commands;
 use eboard_bridge::session::capture::{CaptureReader, Direction};
 use eboard_protocols::dgt::virtual_clock::CommandHandling;
 use serde_json::{json, Value};
@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 /// Every host→board clock command (`0x2b …`) in the captures of `port`, with
 /// its time, and the times of the clock acks the board sent.
 fn clock_traffic(data: &Path, port: &Path) -> (Vec<(u64, Vec<u8>)>, usize) {
-    let key = eboard_bridge::journal::port_key(port);
+    let key = eboard_bridge::daemon::journal::port_key(port);
     let dir = data.join("journal/captures").join(key);
     let mut sent = Vec::new();
     let mut acks = 0;
@@ -266,7 +266,7 @@ async fn an_arbiter_sets_the_clock_and_each_failure_says_what_to_do() {
         .filter(|b| b.public.number == 1)
         .flat_map(|b| b.open)
         .filter(|e| {
-            matches!(&e.notice, eboard_bridge::hub::ArbiterNotice::Alert(a)
+            matches!(&e.notice, eboard_bridge::daemon::hub::ArbiterNotice::Alert(a)
                 if a.severity >= eboard_bridge::events::Severity::Warning)
         })
         .collect();

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use eboard_bridge::device::{raw_pty, run_link, supervise, LinkError, LinkEvent};
+use eboard_bridge::daemon::device::{raw_pty, run_link, supervise, LinkError, LinkEvent};
 use eboard_bridge::session::capture::Direction;
 use eboard_protocols::dgt::driver::startup as dgt_startup;
 use eboard_protocols::family::{DriverSetup, DriverTimings, PortMode};

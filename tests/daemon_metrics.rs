@@ -48,10 +48,13 @@ async fn metrics_count_frames_moves_latency_and_the_unplug() {
     let mut cfg = config(&dir.path().join("data"), vec![single(&link, 1)]);
     cfg.http.arbiter_token = Some(TOKEN.into());
     let d = start(cfg.clone());
-    let http =
-        eboard_bridge::service::start_http(&cfg, "127.0.0.1:0".parse().unwrap(), d.hub.clone())
-            .await
-            .unwrap();
+    let http = eboard_bridge::daemon::service::start_http(
+        &cfg,
+        "127.0.0.1:0".parse().unwrap(),
+        d.hub.clone(),
+    )
+    .await
+    .unwrap();
     let url = format!("http://{}/metrics", http.addr);
     let client = reqwest::Client::new();
 

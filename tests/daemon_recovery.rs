@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use daemon_common::journal_seed::{derive, seed_port};
 use daemon_common::*;
+use eboard_bridge::daemon::hub::Hub;
+use eboard_bridge::daemon::journal::Journal;
 use eboard_bridge::events::{GameEvent, TrackerEvent};
-use eboard_bridge::hub::Hub;
-use eboard_bridge::journal::Journal;
 use eboard_bridge::sim::{dgt_capture, SimOptions};
 
 /// (ply, uci) of every verified move in board 1's event log.

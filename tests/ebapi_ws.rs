@@ -21,10 +21,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::hub::{ArbiterNotice, Hub};
 use eboard_bridge::emulate::{load_game, serve_script_pty, EmulateOptions};
 use eboard_bridge::events::GameEvent;
-use eboard_bridge::hub::{ArbiterNotice, Hub};
 use eboard_bridge::publish::{PairingConfig, Player};
 use eboard_protocols::hand::{PhysicalAction, TimedAction};
 use eboard_protocols::ClockSide;
@@ -374,9 +374,10 @@ async fn three_known_clients_follow_a_whole_game_with_a_retraction() {
     let hub = Arc::new(Hub::new());
     let mut public = hub.subscribe_public();
     let mut arbiter = hub.subscribe_arbiter();
-    let http = eboard_bridge::service::start_http(&config, config.http.listen, Arc::clone(&hub))
-        .await
-        .unwrap();
+    let http =
+        eboard_bridge::daemon::service::start_http(&config, config.http.listen, Arc::clone(&hub))
+            .await
+            .unwrap();
     let addr = http.ebapi.expect("the EBAPI listens");
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let daemon = tokio::spawn(eboard_bridge::daemon::run(

@@ -28,10 +28,10 @@ use std::time::{Duration, Instant};
 
 use child_guard::ChildGuard;
 use daemon_common::*;
-use eboard_bridge::config::{BoardConfig, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Protocol};
+use eboard_bridge::daemon::journal::{port_key, Journal};
 use eboard_bridge::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_bridge::games::{load_pgn, Game};
-use eboard_bridge::journal::{port_key, Journal};
 use eboard_protocols::family::{Family, PortMode, Sensing, VirtualSpec};
 use shakmaty::{Bitboard, Square};
 
@@ -304,9 +304,10 @@ async fn every_family_unplugged_and_replugged_continues_without_loss_or_duplicat
     let hub = d.hub.clone();
     // The EBAPI lists every board, whatever its family, from what the
     // session learned of it.
-    let http = eboard_bridge::service::start_http(&c, "127.0.0.1:0".parse().unwrap(), hub.clone())
-        .await
-        .unwrap();
+    let http =
+        eboard_bridge::daemon::service::start_http(&c, "127.0.0.1:0".parse().unwrap(), hub.clone())
+            .await
+            .unwrap();
     let ebapi = http.ebapi.expect("the EBAPI listens");
     let mut public = hub.subscribe_public();
     let mut verified = Vec::new();
@@ -462,7 +463,7 @@ async fn boards_found_by_usb_ids_are_followed_after_a_listening_probe() {
         emulators.push(e);
     }
     // Another CP2102 gadget: it sends something, but no board's lines.
-    let (other, master, _slave) = eboard_bridge::device::raw_pty().unwrap();
+    let (other, master, _slave) = eboard_bridge::daemon::device::raw_pty().unwrap();
     std::os::unix::fs::symlink(&other, links.join("usb-10c4-ea60-ttyUSB2")).unwrap();
     let gadget = std::thread::spawn(move || {
         let mut f = std::fs::File::from(master);
@@ -522,7 +523,7 @@ async fn boards_found_by_usb_ids_are_followed_after_a_listening_probe() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chessnut_is_read_through_the_hidraw_transport_one_report_at_a_time() {
-    use eboard_bridge::device::{run_link, LinkEvent};
+    use eboard_bridge::daemon::device::{run_link, LinkEvent};
     use eboard_bridge::session::capture::Direction;
     use eboard_protocols::chessnut::wire::{REALTIME, REPORT_LEN};
     use eboard_protocols::family::DriverSetup;

@@ -17,14 +17,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use eboard_bridge::chess960::start_number;
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::emulate::{serve_pty, EmulateOptions};
 use eboard_bridge::events::{
     GameEvent, GameResult, MoveEvent, ResultReason, Stamped, TrackerEvent,
 };
 use eboard_bridge::games::{load_index, load_pgn, Game};
 use eboard_bridge::http::{router, FeedConfig};
-use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::{PairingConfig, Player, Tournament, TournamentConfig};
 use serde_json::Value;
 use shakmaty::fen::Fen;
@@ -476,9 +476,10 @@ async fn the_daemons_own_pgn_files_read_cleanly_and_name_the_players() {
     config.lichess.round_id = Some("Readers1".into());
     config.lichess.token_file = Some(token);
     let hub = Arc::new(Hub::new());
-    let http = eboard_bridge::service::start_http(&config, config.http.listen, Arc::clone(&hub))
-        .await
-        .unwrap();
+    let http =
+        eboard_bridge::daemon::service::start_http(&config, config.http.listen, Arc::clone(&hub))
+            .await
+            .unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let daemon = tokio::spawn(eboard_bridge::daemon::run(
         config,

@@ -24,9 +24,9 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::{Alert, GameEvent, MoveEvent, Severity, Stamped, TrackerEvent};
 use eboard_bridge::http::{router, FeedConfig};
-use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::{PairingConfig, Player, Tournament, TournamentConfig};
 
 const TOKEN: &str = "dashboard-token";

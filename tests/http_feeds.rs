@@ -3,12 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::{
     Alert, GameEvent, GameResult, MoveEvent, ResultReason, Severity, Stamped, TrackerEvent,
 };
 use eboard_bridge::games::load_pgn;
 use eboard_bridge::http::{router, FeedConfig};
-use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::{PairingConfig, Player, Tournament, TournamentConfig};
 use serde_json::Value;
 use shakmaty::san::SanPlus;
@@ -780,7 +780,7 @@ async fn a_stalled_subscriber_gets_a_reset_and_delays_nobody() {
             running: None,
         }),
     };
-    for ms in 0..(eboard_bridge::hub::CHANNEL_CAPACITY as u64 + 10) {
+    for ms in 0..(eboard_bridge::daemon::hub::CHANNEL_CAPACITY as u64 + 10) {
         hub.apply(&clock(ms), true);
     }
     let seq = f.play(&hub, "b8c6");

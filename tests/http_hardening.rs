@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
 use eboard_bridge::http::{router_with_desk, FeedConfig};
-use eboard_bridge::hub::Hub;
 use eboard_bridge::operator::Desk;
 use eboard_bridge::publish::{PairingConfig, Player, Tournament, TournamentConfig};
 use serde_json::{json, Value};

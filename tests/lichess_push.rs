@@ -20,9 +20,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions};
-use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::ids::game_id;
 use eboard_bridge::publish::{PairingConfig, Player};
 use serde_json::{json, Value};
@@ -257,9 +257,10 @@ async fn a_live_round_of_120_boards_is_pushed_in_chunks_with_backoff() {
     });
     config.validate().unwrap();
     let hub = Arc::new(Hub::new());
-    let http = eboard_bridge::service::start_http(&config, config.http.listen, Arc::clone(&hub))
-        .await
-        .unwrap();
+    let http =
+        eboard_bridge::daemon::service::start_http(&config, config.http.listen, Arc::clone(&hub))
+            .await
+            .unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let daemon = tokio::spawn(eboard_bridge::daemon::run(
         config,

@@ -332,7 +332,7 @@ impl Stream {
                 } else if let Some(data) = line.strip_prefix("data: ") {
                     if !std::mem::take(&mut reset) {
                         if let Ok(v) = serde_json::from_str::<Value>(data) {
-                            let now = eboard_bridge::journal::unix_ms_now();
+                            let now = eboard_bridge::daemon::journal::unix_ms_now();
                             e.lock().unwrap().push((v, now));
                         }
                     }
@@ -747,7 +747,7 @@ fn listen(port: u16, user: &str, password: &str, filter: &str) -> Received {
                     let _ = client.try_subscribe(filter.clone(), rumqttc::QoS::AtLeastOnce);
                 }
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
-                    let now = eboard_bridge::journal::unix_ms_now();
+                    let now = eboard_bridge::daemon::journal::unix_ms_now();
                     out.lock()
                         .unwrap()
                         .push((p.topic.clone(), p.payload.to_vec(), now));

@@ -123,7 +123,9 @@ fn the_package_installs_what_the_unit_uses() {
         ["EBOARD_BRIDGE_DATA_DIR=/var/lib/eboard-bridge"]
     );
     assert_eq!(
-        eboard_bridge::config::Config::default().storage.data_dir,
+        eboard_bridge::daemon::config::Config::default()
+            .storage
+            .data_dir,
         Path::new("/var/lib/eboard-bridge")
     );
     // cargo-deb enables, starts and stops this unit.

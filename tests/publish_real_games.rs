@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use eboard_bridge::chess960::start_number;
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
 use eboard_bridge::games::{load_index, load_pgn};
-use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::feeds::games_pgn;
 use eboard_bridge::publish::{Tournament, TournamentConfig};
 use shakmaty::fen::Fen;

@@ -4,9 +4,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
 use eboard_bridge::games::load_pgn;
-use eboard_bridge::hub::Hub;
 use eboard_bridge::publish::sink::{run, write_atomic, write_round};
 use eboard_bridge::publish::{Tournament, TournamentConfig};
 

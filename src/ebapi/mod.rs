@@ -6,7 +6,7 @@
 //! `docs/ebapi.md`.
 //!
 //! Public-feed level (Article 12.6): everything here is built from the hub's
-//! public side — [`crate::hub::PublicBoard`] and the public event channel —
+//! public side — [`crate::daemon::hub::PublicBoard`] and the public event channel —
 //! of the public view (delayed when a broadcast delay is configured); the
 //! live hub is read only for what boards say about themselves (serial number,
 //! device, online), which the delay does not hide. No alert type is in reach.
@@ -29,7 +29,7 @@ use axum::routing::get;
 use axum::Router;
 use tokio::net::TcpListener;
 
-use crate::hub::Hub;
+use crate::daemon::hub::Hub;
 use crate::operator::Desk;
 use crate::publish::{feeds, Tournament};
 pub use model::{clock_json, fen_key, serial_of, BoardNow, EboardState, Feed, GameNow};

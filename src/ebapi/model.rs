@@ -10,8 +10,8 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{Board, CastlingMode, Chess, EnPassantMode, Position};
 
+use crate::daemon::hub::{ClockState, PublicBoard};
 use crate::events::ColorName;
-use crate::hub::{ClockState, PublicBoard};
 use crate::pgn::GameRecord;
 use crate::publish::Tournament;
 

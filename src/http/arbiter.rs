@@ -357,7 +357,7 @@ async fn board_state(State(s): State<AppState>) -> Response {
                 .game
                 .clone()
                 .map(|g| {
-                    let r = crate::hub::game_round(&g, round);
+                    let r = crate::daemon::hub::game_round(&g, round);
                     feeds::with_tournament(g, &t, r, n)
                 });
             let pairing = t.pairing(round, n);
@@ -429,7 +429,7 @@ async fn board_record(
         .into_iter()
         .map(|g| {
             // Games of earlier rounds carry their own round's pairing.
-            let r = crate::hub::game_round(&g, round);
+            let r = crate::daemon::hub::game_round(&g, round);
             feeds::with_tournament(g, &t, r, board)
         })
         .map(|g| {

@@ -20,7 +20,7 @@ use axum::http::{header, HeaderValue};
 use axum::Router;
 use tokio::net::TcpListener;
 
-use crate::hub::Hub;
+use crate::daemon::hub::Hub;
 use crate::operator::Desk;
 use crate::publish::delay::delayed;
 use crate::publish::lichess::LichessStatus;

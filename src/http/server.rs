@@ -1,8 +1,8 @@
 //! The HTTP/1.1 server loop: axum's router behind a connection cap and
 //! timeouts, so that clients can never take the descriptors the journal and
-//! the board ports need (see [`crate::limits`]).
+//! the board ports need (see [`crate::daemon::limits`]).
 //!
-//! * **Cap.** At most [`crate::limits::FdBudget::http_connections`]
+//! * **Cap.** At most [`crate::daemon::limits::FdBudget::http_connections`]
 //!   connections are open at once (streams and WebSockets included). Beyond
 //!   it a new connection gets a short `503` and is closed at once, and the log
 //!   says so (once per [`SHED_LOG_EVERY`], with the count).
@@ -55,7 +55,7 @@ impl Default for ConnectionLimits {
 
 /// Serves `app` on `listener` within `limits` until the task is dropped.
 pub async fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits) -> io::Result<()> {
-    let budget = crate::limits::budget();
+    let budget = crate::daemon::limits::budget();
     let open = Arc::new(AtomicUsize::new(0));
     let mut shed = Shedding::default();
     let mut accept_failed_logged: Option<Instant> = None;
@@ -146,7 +146,7 @@ impl Shedding {
         stream: TcpStream,
         peer: std::net::SocketAddr,
         cap: usize,
-        budget: &crate::limits::FdBudget,
+        budget: &crate::daemon::limits::FdBudget,
     ) {
         self.refused += 1;
         if self.last_log.is_none_or(|t| t.elapsed() >= SHED_LOG_EVERY) {

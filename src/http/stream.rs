@@ -9,7 +9,7 @@ use futures_util::stream::{self, Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use crate::hub::{Hub, PublicEvent};
+use crate::daemon::hub::{Hub, PublicEvent};
 
 /// Events kept for resumption. A client that was away longer reloads the snapshot.
 pub const HISTORY_CAP: usize = 4096;

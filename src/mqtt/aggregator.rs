@@ -29,9 +29,9 @@ use super::{
     connect_options, unix_ms, ArbiterEventBody, ArbiterMessage, BoardState, HostStatus, LogStream,
     LogStreamName, MqttError, PublicMessage, ReplayRequest, Session, Topics,
 };
-use crate::config::Config;
+use crate::daemon::config::Config;
+use crate::daemon::hub::Hub;
 use crate::events::{Alert, AlertKind, Severity, Stamped, TrackerEvent};
-use crate::hub::Hub;
 
 /// Events that came early wait here, at most, per board and stream.
 const WAITING_MAX: usize = 20_000;

@@ -23,9 +23,9 @@ use std::time::Duration;
 use rumqttc::{LastWill, MqttOptions, QoS, TlsConfiguration, Transport};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, MqttConfig};
+use crate::daemon::config::{Config, MqttConfig};
+pub use crate::daemon::journal::LogStream;
 use crate::events::{Alert, AlertResolved, GameEvent};
-pub use crate::journal::LogStream;
 
 /// Where each kind of message goes, for one event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -423,7 +423,7 @@ impl Reconnects {
 
 /// The wall clock, Unix ms.
 pub(crate) fn unix_ms() -> u64 {
-    crate::journal::unix_ms_now()
+    crate::daemon::journal::unix_ms_now()
 }
 
 /// The running MQTT side of a daemon: the publisher and/or the aggregator.
@@ -447,11 +447,11 @@ impl Mqtt {
 
 /// Starts what `[mqtt]` asks for (nothing when it is off). The publisher
 /// reads the journal under `data_dir`; `hook` is what the journal must call
-/// after each event line (see [`crate::journal::Journal::set_appended_hook`]).
+/// after each event line (see [`crate::daemon::journal::Journal::set_appended_hook`]).
 pub fn start(
     config: &Config,
-    hub: &Arc<crate::hub::Hub>,
-) -> Result<Option<(Mqtt, Option<crate::journal::AppendedHook>)>, MqttError> {
+    hub: &Arc<crate::daemon::hub::Hub>,
+) -> Result<Option<(Mqtt, Option<crate::daemon::journal::AppendedHook>)>, MqttError> {
     let m = &config.mqtt;
     if !m.enabled {
         return Ok(None);

@@ -32,10 +32,10 @@ use super::{
     connect_options, unix_ms, ArbiterEventBody, ArbiterMessage, BoardState, HostStatus, LogStream,
     MqttError, PublicMessage, ReplayRequest, Session, Topics,
 };
-use crate::config::Config;
+use crate::daemon::config::Config;
+use crate::daemon::hub::Hub;
+use crate::daemon::journal::{AppendedHook, Journal};
 use crate::events::{Alert, AlertResolved, GameEvent};
-use crate::hub::Hub;
-use crate::journal::{AppendedHook, Journal};
 
 /// Messages handed to the client and not yet written to the broker, at most:
 /// the rest waits in the journal, not in memory.
@@ -640,7 +640,7 @@ impl Publisher {
         let t_ms = v["t_ms"].as_u64()?;
         let unix_ms = v["unix_ms"].as_u64().unwrap_or(0);
         let kind = v["type"].as_str()?;
-        if crate::journal::LogStream::of_type(kind) != stream {
+        if crate::daemon::journal::LogStream::of_type(kind) != stream {
             return None;
         }
         let bytes = match stream {
@@ -791,7 +791,7 @@ fn read_new_lines(path: &Path, log: &mut BoardLog, round: u32) -> std::io::Resul
     for line in bytes[..end].split(|&b| b == b'\n') {
         let offset = log.read_to + start as u64;
         start += line.len() + 1;
-        let Some((stream, seq)) = crate::journal::logged_identity(line) else {
+        let Some((stream, seq)) = crate::daemon::journal::logged_identity(line) else {
             continue;
         };
         let entries = &mut log.entries[index(stream)];

@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
+use crate::daemon::hub::{game_round, Hub, PublicEvent};
 use crate::events::{GameEvent, MoveEvent, ResultReason, Stamped, TrackerEvent};
-use crate::hub::{game_round, Hub, PublicEvent};
 
 /// Longest delay accepted (FIDE events use at most 15–30 minutes; an hour is plenty).
 pub const MAX_DELAY: Duration = Duration::from_secs(3600);

@@ -9,8 +9,8 @@ use shakmaty::{CastlingMode, Chess, Position};
 
 use super::ids::game_id;
 use super::tournament::{Player, Tournament};
+use crate::daemon::hub::{ClockState, Hub};
 use crate::events::GameResult;
-use crate::hub::{ClockState, Hub};
 use crate::pgn::{hms, GameInfo, GameRecord, RecordError};
 
 const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";

@@ -18,9 +18,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use crate::config::LichessConfig;
+use crate::daemon::config::LichessConfig;
+use crate::daemon::hub::Hub;
 use crate::events::GameEvent;
-use crate::hub::Hub;
 use crate::operator::Desk;
 use crate::publish::feeds;
 
@@ -263,7 +263,7 @@ impl Pusher {
         }
         self.status.update(|r| {
             r.pushes += 1;
-            r.last_push_ms = Some(crate::journal::unix_ms_now());
+            r.last_push_ms = Some(crate::daemon::journal::unix_ms_now());
             r.last_error = None;
             r.games = replies;
         });

@@ -12,7 +12,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::feeds::{board_game_in, current_round, round_boards_in};
 use super::tournament::Tournament;
-use crate::hub::Hub;
+use crate::daemon::hub::Hub;
 
 /// Errors writing the PGN files.
 #[derive(Debug, thiserror::Error)]

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
+use eboard_bridge::daemon::journal::{port_key, Journal, PortHeader};
 use eboard_bridge::events::Stamped;
-use eboard_bridge::journal::{port_key, Journal, PortHeader};
 use eboard_bridge::session::capture::{Chunk, PortMode};
 use eboard_bridge::session::Session;
 use eboard_bridge::tracker::TrackerConfig;

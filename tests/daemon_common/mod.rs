@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eboard_bridge::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
+use eboard_bridge::daemon::hub::{Hub, PublicEvent};
 use eboard_bridge::daemon::DaemonError;
 use eboard_bridge::events::GameEvent;
 use eboard_bridge::games::{load_pgn_file, Game};
-use eboard_bridge::hub::{Hub, PublicEvent};
 use shakmaty::Position;
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::JoinHandle;

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use eboard_bridge::daemon::journal::port_key;
 use eboard_bridge::emulate::load_game;
-use eboard_bridge::journal::port_key;
 use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
 use eboard_bridge::sim::{run_line, SimOptions};
 use eboard_protocols::dgt::{ClockCommand, Command as BoardCommand, Hms};
@@ -183,7 +183,7 @@ pub fn leave_capture(data: &Path, port: &Path, board: u32, chunks: &[Chunk]) {
     let dir = data.join("journal/captures").join(port_key(port));
     std::fs::create_dir_all(&dir).unwrap();
     // An hour ago: well before the run the test starts.
-    let started = eboard_bridge::journal::unix_ms_now() - 3_600_000;
+    let started = eboard_bridge::daemon::journal::unix_ms_now() - 3_600_000;
     let mut header = CaptureHeader::new("dgt");
     header.port = Some(port.display().to_string());
     header.board = Some(board.to_string());

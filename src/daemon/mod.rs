@@ -1,6 +1,6 @@
 //! `eboard-bridge run`: the daemon.
 //!
-//! One supervisor task per port (see [`crate::device::supervise`]) moves bytes;
+//! One supervisor task per port (see [`crate::daemon::device::supervise`]) moves bytes;
 //! everything else happens in one loop that owns the sessions and the journal,
 //! so the order "chunk journaled → events derived → events journaled → events
 //! published" holds without locks. The loop also ticks the trackers, fsyncs the
@@ -8,10 +8,25 @@
 //! watchdog — from the loop itself, so a stalled loop trips the watchdog.
 //!
 //! At start each port's earlier captures are replayed through a fresh session
-//! (see [`crate::journal`]), which rebuilds the hub; the live port then continues
+//! (see [`crate::daemon::journal`]), which rebuilds the hub; the live port then continues
 //! that same session. A board that comes back (after a crash, an unplug, or a
 //! restart) sends a fresh dump of a position the tracker already knows, which
 //! produces nothing new: no move is lost or published twice.
+//!
+//! Beside the loop live the parts of the running daemon it drives: its
+//! [`config`]uration and discovery, the [`device`] layer (the only code that
+//! opens ports), the [`journal`], the [`hub`] publishers read with its
+//! [`metrics`], the boards' [`leds`], the descriptor budget ([`limits`]) and
+//! the assembly of the HTTP side ([`service`]).
+
+pub mod config;
+pub mod device;
+pub mod hub;
+pub mod journal;
+pub mod leds;
+pub mod limits;
+pub mod metrics;
+pub mod service;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -27,12 +42,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
-use crate::config::{discover, next_free, Config, PortPlan, Protocol};
-use crate::device::{supervise, LinkEvent};
+use crate::daemon::config::{discover, next_free, Config, PortPlan, Protocol};
+use crate::daemon::device::{supervise, LinkEvent};
+use crate::daemon::hub::Hub;
+use crate::daemon::journal::{port_key, run_offsets, Journal, JournalError, PortHeader};
+use crate::daemon::leds::Leds;
 use crate::events::{GameEvent, Stamped, TrackerEvent};
-use crate::hub::Hub;
-use crate::journal::{port_key, run_offsets, Journal, JournalError, PortHeader};
-use crate::leds::Leds;
 use crate::operator::{
     load_rulings, rulings_path, AlertRuling, BoardCommand, BoardRequest, ClockSetting,
     OperatorError, RulingAction, TrackerCommand, CLOCK_MAX_MS,
@@ -217,7 +232,7 @@ pub async fn run_with_commands(
         d.journal.run_unix_ms()
     );
     d.hub.set_date(crate::pgn::GameInfo::date_from_rfc3339(
-        &crate::journal::rfc3339(d.journal.run_unix_ms()),
+        &crate::daemon::journal::rfc3339(d.journal.run_unix_ms()),
     ));
     let plans = d.config.port_plans();
     d.add_ports(plans)?;
@@ -377,7 +392,7 @@ impl Daemon {
     /// The port's session and supervisor; `index` is its place in `ports`.
     fn open_port(&mut self, plan: PortPlan, index: usize) -> Port {
         // Descriptors for this port and its journal, out of the HTTP side's reach.
-        crate::limits::budget().reserve_port();
+        crate::daemon::limits::budget().reserve_port();
         let key = port_key(&plan.path);
         let family = plan.protocol.family;
         let mode = plan.protocol.mode;
@@ -650,7 +665,8 @@ impl Daemon {
         self.probing.insert(path.clone());
         let tx = self.probes.0.clone();
         tokio::spawn(async move {
-            let heard = crate::device::listen(&path, transport, PROBE_LISTEN, PROBE_ENOUGH).await;
+            let heard =
+                crate::daemon::device::listen(&path, transport, PROBE_LISTEN, PROBE_ENOUGH).await;
             let family = match heard {
                 Ok(bytes) => families
                     .into_iter()
@@ -1067,7 +1083,7 @@ impl Daemon {
             .games(board)
             .into_iter()
             .map(|g| {
-                let round = crate::hub::game_round(&g, current);
+                let round = crate::daemon::hub::game_round(&g, current);
                 crate::publish::feeds::with_tournament(g, &self.tournament, round, board)
             })
             .collect();
@@ -1110,7 +1126,7 @@ impl Daemon {
 /// the device), which the hub passes on only when they change.
 fn show_boards(hub: &Hub, port: &Port) {
     let source = Some(port.source.clone());
-    let identity = |info: &crate::session::BoardInfo| crate::hub::BoardIdentity {
+    let identity = |info: &crate::session::BoardInfo| crate::daemon::hub::BoardIdentity {
         serial: info.long_serial.clone().or_else(|| info.serial.clone()),
         source: source.clone(),
         battery_percent: info.battery_percent,
@@ -1138,7 +1154,7 @@ struct Replayed {
     chunks: usize,
     /// Session time of this run's start (see [`run_offsets`]).
     live: u64,
-    /// Per board, how far its events were logged (see [`crate::journal::EventLogSummary`]).
+    /// Per board, how far its events were logged (see [`crate::daemon::journal::EventLogSummary`]).
     tails: BTreeMap<u32, Option<(u64, usize)>>,
     /// Captures whose last line a crash cut.
     torn: Vec<PathBuf>,
@@ -1184,7 +1200,7 @@ fn replay_all(journal: &Journal, ports: &mut [Port]) -> Result<Vec<Option<Replay
 fn replay_port(journal: &Journal, port: &mut Port) -> Result<Replayed, DaemonError> {
     let runs = journal.recorded_runs(&port.key)?;
     let (offsets, live) = run_offsets(&runs, journal.run_unix_ms());
-    let mut summaries: BTreeMap<u32, crate::journal::EventLogSummary> = BTreeMap::new();
+    let mut summaries: BTreeMap<u32, crate::daemon::journal::EventLogSummary> = BTreeMap::new();
     let mut events = Vec::new();
     let mut chunks = 0usize;
     let mut torn = Vec::new();
@@ -1347,7 +1363,7 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
         // The listener is bound before READY: a unit that says it is ready
         // serves its feeds.
         let (commands_tx, commands_rx) = mpsc::channel(64);
-        let http = crate::service::start_http_with_commands(
+        let http = crate::daemon::service::start_http_with_commands(
             &config,
             config.http.listen,
             hub.clone(),
@@ -1362,7 +1378,7 @@ pub fn run_cli(config_path: Option<&Path>) -> anyhow::Result<std::process::ExitC
             } else {
                 format!(
                     "token in {}",
-                    crate::service::token_path(&config.storage.data_dir).display()
+                    crate::daemon::service::token_path(&config.storage.data_dir).display()
                 )
             },
             addr = http.addr

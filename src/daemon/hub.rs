@@ -26,8 +26,8 @@ use eboard_protocols::Picture;
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
+use crate::daemon::metrics::Metrics;
 use crate::events::{Alert, AlertResolved, ColorName, GameEvent, Millis, Stamped, TrackerEvent};
-use crate::metrics::Metrics;
 use crate::pgn::{GameInfo, GameRecord, GameRecorder};
 
 /// How many events a slow subscriber may fall behind before it misses some

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio::net::TcpListener;
 
-use crate::config::{Config, MIN_TOKEN_CHARS};
+use crate::daemon::config::{Config, MIN_TOKEN_CHARS};
+use crate::daemon::hub::Hub;
 use crate::http::FeedConfig;
-use crate::hub::Hub;
 use crate::operator::{pairings_path, rulings_path, CommandSender, Desk};
 use crate::publish::Tournament;
 

@@ -24,7 +24,7 @@ const LATENCY_BUCKETS: [f64; 14] = [
     0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
-/// The daemon's metrics. One per [`crate::hub::Hub`]; the HTTP side reads the
+/// The daemon's metrics. One per [`crate::daemon::hub::Hub`]; the HTTP side reads the
 /// live hub's.
 #[derive(Debug)]
 pub struct Metrics {
