@@ -23,10 +23,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use eboard_bridge::accuracy::{
+use eboard_bridge::sim::accuracy::{
     expected_result, run_game_as, sim_options_for, Hands, Model, Outcome, Pace, Setup,
 };
-use eboard_bridge::games::load_index;
+use eboard_bridge::sim::games::load_index;
 use eboard_bridge::sim::SimOptions;
 
 fn main() {
@@ -122,7 +122,8 @@ fn main() {
                 let (a, b) = w.split_once('-')?;
                 Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
             });
-            let out = eboard_bridge::accuracy::run_game_traced(game, &opts, hands.model, window);
+            let out =
+                eboard_bridge::sim::accuracy::run_game_traced(game, &opts, hands.model, window);
             println!("{name} {hands:?}: exact {}", out.is_exact());
             for line in &out.trace {
                 println!("{line}");
@@ -131,7 +132,7 @@ fn main() {
                 continue;
             }
             println!("clk mismatches: {:?}", out.clk_mismatches);
-            let run = eboard_bridge::accuracy::simulate_as(game, &opts, hands.model);
+            let run = eboard_bridge::sim::accuracy::simulate_as(game, &opts, hands.model);
             let from = out.first_difference().unwrap_or(1).saturating_sub(3);
             println!(
                 "expected from ply {}: {:?}",

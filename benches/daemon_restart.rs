@@ -22,7 +22,7 @@ use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::daemon::journal::Journal;
 use eboard_bridge::events::GameEvent;
-use eboard_bridge::games::{load_pgn_file, Game};
+use eboard_bridge::sim::games::{load_pgn_file, Game};
 use eboard_bridge::sim::{dgt_capture, SimOptions};
 
 fn data(rel: &str) -> PathBuf {

@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::TrackerEvent;
-use eboard_bridge::games::load_index;
 use eboard_bridge::http::{router, FeedConfig};
 use eboard_bridge::session::capture::{Chunk, Direction};
 use eboard_bridge::session::Session;
+use eboard_bridge::sim::games::load_index;
 use eboard_bridge::sim::{dgt_capture, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::dgt::DgtCodec;

@@ -29,8 +29,8 @@ use crate::daemon::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
 use crate::daemon::service::start_http_with_commands;
 use crate::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use crate::events::GameEvent;
-use crate::games::{load_pgn, Game};
 use crate::publish::{PairingConfig, Player};
+use crate::sim::games::{load_pgn, Game};
 use eboard_protocols::family::{PortMode, Reporting, VirtualSpec};
 use eboard_protocols::hand::HandConfig;
 

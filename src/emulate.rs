@@ -34,7 +34,7 @@ use eboard_protocols::hand::{self, HandConfig, PhysicalBoard};
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
 
-use crate::games::{load_pgn_file, Game, GamesError};
+use crate::sim::games::{load_pgn_file, Game, GamesError};
 
 /// Why the emulator could not start or stopped.
 #[derive(Debug, thiserror::Error)]

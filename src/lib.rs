@@ -6,7 +6,6 @@
 //! events ([`events`]) → publishers ([`pgn`]). Only the device layer does I/O; only
 //! publishers know output formats.
 
-pub mod accuracy;
 pub mod chess960;
 pub mod daemon;
 pub mod demo;
@@ -15,8 +14,6 @@ pub mod ebapi;
 pub mod emulate;
 pub mod events;
 pub mod files;
-pub mod fuzzing;
-pub mod games;
 pub mod http;
 pub mod mqtt;
 pub mod names;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use eboard_bridge::daemon::config::{Config, DEFAULT_CONFIG_TOML};
 use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions};
-use eboard_bridge::games::load_pgn;
+use eboard_bridge::sim::games::load_pgn;
 
 fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"));

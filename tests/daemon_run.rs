@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
-use eboard_bridge::games::{load_pgn, Game};
+use eboard_bridge::sim::games::{load_pgn, Game};
 
 fn game() -> Game {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

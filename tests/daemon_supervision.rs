@@ -12,7 +12,7 @@ use daemon_common::*;
 use eboard_bridge::daemon::config::{BoardConfig, Protocol};
 use eboard_bridge::daemon::hub::ArbiterNotice;
 use eboard_bridge::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
-use eboard_bridge::games::Game;
+use eboard_bridge::sim::games::Game;
 
 fn game() -> Game {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

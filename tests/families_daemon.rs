@@ -31,7 +31,7 @@ use daemon_common::*;
 use eboard_bridge::daemon::config::{BoardConfig, Protocol};
 use eboard_bridge::daemon::journal::{port_key, Journal};
 use eboard_bridge::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
-use eboard_bridge::games::{load_pgn, Game};
+use eboard_bridge::sim::games::{load_pgn, Game};
 use eboard_protocols::family::{Family, PortMode, Sensing, VirtualSpec};
 use shakmaty::{Bitboard, Square};
 

@@ -23,9 +23,9 @@ use eboard_bridge::emulate::{serve_pty, EmulateOptions};
 use eboard_bridge::events::{
     GameEvent, GameResult, MoveEvent, ResultReason, Stamped, TrackerEvent,
 };
-use eboard_bridge::games::{load_index, load_pgn, Game};
 use eboard_bridge::http::{router, FeedConfig};
 use eboard_bridge::publish::{PairingConfig, Player, Tournament, TournamentConfig};
+use eboard_bridge::sim::games::{load_index, load_pgn, Game};
 use serde_json::Value;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;

@@ -4,9 +4,9 @@
 //! gives the tracker the family's sensor profile).
 
 use eboard_bridge::events::TrackerEvent;
-use eboard_bridge::games::{load_pgn, Game};
 use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
 use eboard_bridge::session::replay::{replay, Collected};
+use eboard_bridge::sim::games::{load_pgn, Game};
 use eboard_bridge::sim::{simulate_script, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::family::{Family, PortMode, Reporting};

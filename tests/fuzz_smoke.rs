@@ -1,4 +1,4 @@
-//! The fuzz targets' checks (`eboard_bridge::fuzzing`) on every `cargo test`,
+//! The fuzz targets' checks (`eboard_bridge::sim::fuzzing`) on every `cargo test`,
 //! without libFuzzer: each seed of `fuzz/seeds/<target>/` as it is, then a few
 //! hundred mutations of it (bytes flipped, cut, repeated, spliced with another
 //! seed) from a fixed seed, so a failure reproduces. The real fuzzing runs off
@@ -105,10 +105,13 @@ fn smoke(target: &str, check: fn(&[u8])) {
 
 #[test]
 fn the_capture_reader_survives_its_seeds_and_their_mutations() {
-    smoke("capture_reader", eboard_bridge::fuzzing::capture_reader);
+    smoke(
+        "capture_reader",
+        eboard_bridge::sim::fuzzing::capture_reader,
+    );
 }
 
 #[test]
 fn the_operator_api_survives_its_seeds_and_their_mutations() {
-    smoke("operator_api", eboard_bridge::fuzzing::operator_api);
+    smoke("operator_api", eboard_bridge::sim::fuzzing::operator_api);
 }

@@ -7,9 +7,9 @@ use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::{
     Alert, GameEvent, GameResult, MoveEvent, ResultReason, Severity, Stamped, TrackerEvent,
 };
-use eboard_bridge::games::load_pgn;
 use eboard_bridge::http::{router, FeedConfig};
 use eboard_bridge::publish::{PairingConfig, Player, Tournament, TournamentConfig};
+use eboard_bridge::sim::games::load_pgn;
 use serde_json::Value;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use daemon_common::short_games;
 use eboard_bridge::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
-use eboard_bridge::games::{load_pgn, Game};
+use eboard_bridge::sim::games::{load_pgn, Game};
 use live_daemon::Daemon;
 use mosquitto::{Broker, Tls};
 use serde_json::Value;

@@ -3,11 +3,11 @@
 //! family's virtual board, read back by `replay` (or by the accuracy bench's
 //! own loop), as the daemon reads a port.
 
-use eboard_bridge::accuracy::{run_game, sim_options, Setup};
 use eboard_bridge::events::{GameEvent, TrackerEvent};
-use eboard_bridge::games::{load_pgn, Game};
 use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
 use eboard_bridge::session::replay::{replay, Collected};
+use eboard_bridge::sim::accuracy::{run_game, sim_options, Setup};
+use eboard_bridge::sim::games::{load_pgn, Game};
 use eboard_bridge::sim::{simulate_script, SimOptions};
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::family::{Family, PortMode, Reporting};

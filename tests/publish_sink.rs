@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::events::{GameEvent, MoveEvent, Stamped, TrackerEvent};
-use eboard_bridge::games::load_pgn;
 use eboard_bridge::publish::sink::{run, write_atomic, write_round};
 use eboard_bridge::publish::{Tournament, TournamentConfig};
+use eboard_bridge::sim::games::load_pgn;
 
 #[test]
 fn a_reader_never_sees_a_partial_file() {

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use eboard_bridge::events::{GameEvent, Severity, Stamped, TrackerEvent};
-use eboard_bridge::games::{load_index, Game};
 use eboard_bridge::session::{CaptureDriver, Session};
+use eboard_bridge::sim::games::{load_index, Game};
 use eboard_bridge::sim::{simulate_bus, SimOptions};
 use eboard_bridge::tracker::{start_number, TrackerConfig};
 use eboard_protocols::dgt::DgtCodec;

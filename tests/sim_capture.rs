@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use eboard_bridge::games::load_index;
 use eboard_bridge::session::capture::Direction;
+use eboard_bridge::sim::games::load_index;
 use eboard_bridge::sim::{simulate, SimOptions};
 use eboard_protocols::dgt::driver::startup;
 use eboard_protocols::dgt::{Decoder, Frame, Message, Mode};

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use eboard_bridge::games::{fen_of, load_index, load_pgn_file, Game};
+use eboard_bridge::sim::games::{fen_of, load_index, load_pgn_file, Game};
 
 fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")

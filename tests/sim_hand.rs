@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use eboard_bridge::games::load_index;
+use eboard_bridge::sim::games::load_index;
 use eboard_protocols::hand::{
     play, CaptureOrder, CastlingOrder, EnPassantOrder, HandConfig, PhysicalAction, PhysicalBoard,
     PromotionOrder,

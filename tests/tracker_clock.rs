@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use eboard_bridge::accuracy::{run_game, sim_options, Setup};
-use eboard_bridge::games::load_index;
+use eboard_bridge::sim::accuracy::{run_game, sim_options, Setup};
+use eboard_bridge::sim::games::load_index;
 
 /// Every verified move carries the mover's time after its press, to the second:
 /// real games played by the hand model on the virtual board and clock, read back

@@ -234,7 +234,7 @@ fn a_last_move_without_a_press_at_the_end_of_a_capture() {
     use eboard_bridge::sim::{simulate_script, SimOptions};
     use eboard_protocols::hand::{self, PhysicalAction};
 
-    let games = eboard_bridge::games::load_pgn_file(std::path::Path::new(concat!(
+    let games = eboard_bridge::sim::games::load_pgn_file(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/assets/demo-games.pgn"
     )))
@@ -435,8 +435,8 @@ fn the_real_recording_with_its_start_squeezed() {
 /// wrong. Each is played on the virtual board and must come out exact.
 #[test]
 fn real_games_that_once_went_wrong() {
-    use eboard_bridge::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let index = eboard_bridge::games::load_index(std::path::Path::new(concat!(
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/expected/games-index.jsonl"
     )))
@@ -503,8 +503,8 @@ fn real_games_that_once_went_wrong() {
 /// arbiters are told so.
 #[test]
 fn a_piece_moved_on_before_any_scan_saw_it_land_loses_nothing() {
-    use eboard_bridge::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let index = eboard_bridge::games::load_index(std::path::Path::new(concat!(
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/expected/games-index.jsonl"
     )))
@@ -550,9 +550,9 @@ fn a_piece_moved_on_before_any_scan_saw_it_land_loses_nothing() {
 /// correction must happen among them, or this test proves nothing.
 #[test]
 fn wrong_readings_are_corrected_in_the_open() {
-    use eboard_bridge::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
     use eboard_bridge::events::Severity;
-    let index = eboard_bridge::games::load_index(std::path::Path::new(concat!(
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/expected/games-index.jsonl"
     )))

@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use eboard_bridge::accuracy::expected_result;
 use eboard_bridge::events::{GameEvent, GameResult, Millis, TrackerEvent};
-use eboard_bridge::games::{fen_of, load_index};
+use eboard_bridge::sim::accuracy::expected_result;
+use eboard_bridge::sim::games::{fen_of, load_index};
 use eboard_bridge::tracker::{start_number, Tracker, TrackerConfig};
 use eboard_protocols::{ClockReading, ClockSide, Picture, SideTime};
 use shakmaty::{Chess, Color, Move, Position};

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use eboard_bridge::events::{GameEvent, Severity, Stamped, TrackerEvent};
-use eboard_bridge::games::load_index;
 use eboard_bridge::session::Session;
+use eboard_bridge::sim::games::load_index;
 use eboard_bridge::sim::{simulate, SimOptions};
 use eboard_bridge::tracker::{start_number, TrackerConfig};
 use eboard_protocols::dgt::DgtCodec;

@@ -71,7 +71,7 @@ pub struct Board {
     press_pending: bool,
 }
 
-pub fn open_board(game: &eboard_bridge::games::Game, seed: u64) -> (Board, PathBuf) {
+pub fn open_board(game: &eboard_bridge::sim::games::Game, seed: u64) -> (Board, PathBuf) {
     use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
     let pty = nix::pty::openpty(None, None).expect("openpty");
     let mut t = tcgetattr(&pty.slave).unwrap();

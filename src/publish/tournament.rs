@@ -181,7 +181,7 @@ impl Tournament {
                 source,
             })?;
             // Swiss-Manager writes Windows-1252 as often as UTF-8.
-            t.add_trf(&crate::games::decode_text(&bytes))?;
+            t.add_trf(&crate::sim::games::decode_text(&bytes))?;
         }
         Ok(t)
     }

@@ -14,7 +14,7 @@ use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::daemon::hub::{Hub, PublicEvent};
 use eboard_bridge::daemon::DaemonError;
 use eboard_bridge::events::GameEvent;
-use eboard_bridge::games::{load_pgn_file, Game};
+use eboard_bridge::sim::games::{load_pgn_file, Game};
 use shakmaty::Position;
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::JoinHandle;

@@ -8,6 +8,17 @@
 //! The driver is the daemon's own: what it writes (DGT's start-up sequence,
 //! its probes, the bus schedule, Millennium's settings, …) is what the
 //! daemon would write, at the times it would.
+//!
+//! Beside the simulator live what runs the bridge on made-up or hostile
+//! input rather than a hall's boards: [`games`], the loader of the games it
+//! plays (PGN files and the data index), [`accuracy`], the harness that reads
+//! simulated games back through the session and tracker and compares them
+//! with the source, and [`fuzzing`], the checks the fuzz targets and
+//! `tests/fuzz_smoke.rs` run on every input.
+
+pub mod accuracy;
+pub mod fuzzing;
+pub mod games;
 
 use eboard_protocols::dgt::virtual_clock::PressRecord;
 use eboard_protocols::family::{
@@ -16,8 +27,8 @@ use eboard_protocols::family::{
 use eboard_protocols::hand::{self, HandConfig, HandScript, PhysicalAction, PhysicalBoard};
 use shakmaty::Position;
 
-use crate::games::Game;
 use crate::session::capture::{Chunk, Direction};
+use crate::sim::games::Game;
 
 /// How a game is simulated.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,8 +14,8 @@ use eboard_protocols::ClockSide;
 use shakmaty::Position;
 
 use crate::events::{GameEvent, GameResult, Millis, Severity, TrackerEvent};
-use crate::games::Game;
 use crate::session::{CaptureDriver, Session};
+use crate::sim::games::Game;
 use crate::sim::{simulate, simulate_script, SimOptions, SimRun};
 use crate::tracker::{start_number, TrackerConfig};
 use eboard_protocols::blind_hand::{self, BlindConfig, Pace as BlindPace};
@@ -233,7 +233,7 @@ pub fn run_game_traced(
     if start_number(game.start.board()).is_none() {
         // A set position: the operator gives it, as an arbiter would for an
         // adjourned or composed game. The start-picture detection cannot know it.
-        let fen = crate::games::fen_of(&game.start);
+        let fen = crate::sim::games::fen_of(&game.start);
         session
             .set_start_fen(&fen)
             .expect("the game's own start position is legal");
