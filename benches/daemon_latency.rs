@@ -27,9 +27,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use eboard_bridge::cli::emulate::load_game;
 use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::daemon::hub::Hub;
-use eboard_bridge::emulate::load_game;
 use eboard_bridge::events::GameEvent;
 use pty_boards::{drive, open_board, percentile, stat_cpu_seconds, Evidence};
 

@@ -31,7 +31,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use eboard_bridge::emulate::load_game;
+use eboard_bridge::cli::emulate::load_game;
 use live_daemon::Daemon;
 use mosquitto::Broker;
 use pty_boards::{drive, open_board, percentile, stat_cpu_seconds, Evidence, MoveLatency};

@@ -108,7 +108,7 @@ fn main() -> ExitCode {
             print!("{}", eboard_bridge::daemon::config::DEFAULT_CONFIG_TOML);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Doctor { config } => eboard_bridge::doctor::run_cli(config.as_deref()),
+        Command::Doctor { config } => eboard_bridge::cli::doctor::run_cli(config.as_deref()),
         Command::Replay { events, captures } => {
             eboard_bridge::session::replay::run_cli(events.as_deref(), &captures)
         }
@@ -121,7 +121,7 @@ fn main() -> ExitCode {
             seed,
             rotated,
             clock_right,
-        } => eboard_bridge::emulate::run_cli(&eboard_bridge::emulate::EmulateArgs {
+        } => eboard_bridge::cli::emulate::run_cli(&eboard_bridge::cli::emulate::EmulateArgs {
             protocol,
             pgn,
             link,
@@ -139,7 +139,7 @@ fn main() -> ExitCode {
             max_seconds,
             data_dir,
             listen,
-        } => eboard_bridge::demo::run_cli(&eboard_bridge::demo::DemoOptions {
+        } => eboard_bridge::cli::demo::run_cli(&eboard_bridge::cli::demo::DemoOptions {
             boards,
             protocol,
             speed,

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use eboard_bridge::cli::emulate::{load_game, serve_pty, EmulateOptions};
 use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::daemon::hub::Hub;
-use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions};
 use eboard_bridge::events::{Alert, AlertResolved, Severity, Stamped, TrackerEvent};
 use eboard_bridge::publish::{PairingConfig, Player};
 use serde_json::{json, Value};

@@ -9,8 +9,8 @@ mod daemon_common;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
+use eboard_bridge::cli::emulate::{serve_bus_pty, EmulateOptions};
 use eboard_bridge::daemon::config::{BoardConfig, Protocol};
-use eboard_bridge::emulate::{serve_bus_pty, EmulateOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_boards_behind_one_bus_port_are_all_followed_exactly() {

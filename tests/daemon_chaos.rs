@@ -10,7 +10,7 @@ use child_guard::ChildGuard;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
-use eboard_bridge::emulate::{serve_pty, EmulateOptions};
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions};
 use rand::{Rng, SeedableRng};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

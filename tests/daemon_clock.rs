@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions};
 use eboard_bridge::daemon::hub::Hub;
 use eboard_bridge::daemon::service::start_http_with_commands;
-use eboard_bridge::emulate::{serve_pty, EmulateOptions};
 use eboard_bridge::session::capture::{CaptureReader, Direction};
 use eboard_protocols::dgt::virtual_clock::CommandHandling;
 use serde_json::{json, Value};

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use eboard_bridge::cli::emulate::{load_game, serve_pty, EmulateOptions};
 use eboard_bridge::daemon::config::{Config, DEFAULT_CONFIG_TOML};
-use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions};
 use eboard_bridge::sim::games::load_pgn;
 
 fn bin() -> Command {

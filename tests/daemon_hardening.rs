@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
+use eboard_bridge::cli::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_bridge::sim::games::{load_pgn, Game};
 
 const TOKEN: &str = "hardening-daemon-token-42";

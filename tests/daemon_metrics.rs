@@ -8,7 +8,7 @@ mod daemon_common;
 use std::time::Duration;
 
 use daemon_common::*;
-use eboard_bridge::emulate::{serve_pty, EmulateOptions};
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions};
 
 const TOKEN: &str = "metrics-test-token-0123456789";
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
+use eboard_bridge::cli::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_bridge::sim::games::{load_pgn, Game};
 
 fn game() -> Game {

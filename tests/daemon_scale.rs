@@ -10,7 +10,7 @@ mod daemon_common;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
-use eboard_bridge::emulate::{serve_pty, EmulateOptions};
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixty_four_boards_on_their_own_ptys_are_all_followed_exactly() {

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use daemon_common::*;
+use eboard_bridge::cli::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
 use eboard_bridge::daemon::config::{BoardConfig, Protocol};
 use eboard_bridge::daemon::hub::ArbiterNotice;
-use eboard_bridge::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
 use eboard_bridge::sim::games::Game;
 
 fn game() -> Game {

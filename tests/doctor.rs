@@ -16,8 +16,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use child_guard::ChildGuard;
-use eboard_bridge::doctor::{check, ClockSync, Level, Report, System};
-use eboard_bridge::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
+use eboard_bridge::cli::doctor::{check, ClockSync, Level, Report, System};
+use eboard_bridge::cli::emulate::{load_game, serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_protocols::family::Family;
 
 fn bin() -> Command {

@@ -21,9 +21,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use eboard_bridge::cli::emulate::{load_game, serve_script_pty, EmulateOptions};
 use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::daemon::hub::{ArbiterNotice, Hub};
-use eboard_bridge::emulate::{load_game, serve_script_pty, EmulateOptions};
 use eboard_bridge::events::GameEvent;
 use eboard_bridge::publish::{PairingConfig, Player};
 use eboard_protocols::hand::{PhysicalAction, TimedAction};

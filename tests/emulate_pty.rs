@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use eboard_bridge::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
+use eboard_bridge::cli::emulate::{load_game, serve_bus_pty, serve_pty, EmulateOptions};
 use eboard_protocols::dgt::{bus_checksum, BusReply, Decoder, Frame, Message, Mode};
 use eboard_protocols::Picture;
 use shakmaty::Position;

@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 
 use child_guard::ChildGuard;
 use daemon_common::*;
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_bridge::daemon::config::{BoardConfig, Protocol};
 use eboard_bridge::daemon::journal::{port_key, Journal};
-use eboard_bridge::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_bridge::sim::games::{load_pgn, Game};
 use eboard_protocols::family::{Family, PortMode, Sensing, VirtualSpec};
 use shakmaty::{Bitboard, Square};
@@ -604,7 +604,7 @@ fn the_udev_rules_name_every_family_found_by_usb_ids() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leds_show_the_last_move_then_displaced_pieces_until_they_are_put_back() {
-    use eboard_bridge::emulate::serve_scripts_pty;
+    use eboard_bridge::cli::emulate::serve_scripts_pty;
     use eboard_protocols::hand::{self, HandConfig, PhysicalAction, PhysicalBoard, TimedAction};
     use shakmaty::Position;
 

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use eboard_bridge::chess960::start_number;
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions};
 use eboard_bridge::daemon::config::{BoardConfig, Config, Protocol};
 use eboard_bridge::daemon::hub::Hub;
-use eboard_bridge::emulate::{serve_pty, EmulateOptions};
 use eboard_bridge::events::{
     GameEvent, GameResult, MoveEvent, ResultReason, Stamped, TrackerEvent,
 };

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use daemon_common::short_games;
-use eboard_bridge::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use eboard_bridge::sim::games::{load_pgn, Game};
 use live_daemon::Daemon;
 use mosquitto::{Broker, Tls};

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use eboard_bridge::emulate::load_game;
+use eboard_bridge::cli::emulate::load_game;
 use eboard_bridge::events::{GameEvent, GameResult, TrackerEvent};
 use eboard_bridge::operator::TrackerCommand;
 use eboard_bridge::session::capture::{

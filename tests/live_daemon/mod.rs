@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use eboard_bridge::cli::emulate::load_game;
 use eboard_bridge::daemon::journal::port_key;
-use eboard_bridge::emulate::load_game;
 use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction, PortMode};
 use eboard_bridge::sim::{run_line, SimOptions};
 use eboard_protocols::dgt::{ClockCommand, Command as BoardCommand, Hms};

@@ -961,7 +961,7 @@ struct RuleCover {
 }
 
 /// The rules the package installs (`systemd/60-eboard-bridge.rules`).
-const PACKAGED_RULES: &str = include_str!("../systemd/60-eboard-bridge.rules");
+const PACKAGED_RULES: &str = include_str!("../../systemd/60-eboard-bridge.rules");
 
 impl Rules {
     const INSTALL: &'static str = "the package puts it in /usr/lib/udev/rules.d/60-eboard-bridge.rules; from a source tree copy systemd/60-eboard-bridge.rules there, then `sudo udevadm control --reload && sudo udevadm trigger`";

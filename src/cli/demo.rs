@@ -24,10 +24,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use tokio::sync::{broadcast, oneshot};
 
+use crate::cli::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use crate::daemon::config::{BoardConfig, Config, Protocol};
 use crate::daemon::hub::{ArbiterEvent, ArbiterNotice, Hub, PublicEvent};
 use crate::daemon::service::start_http_with_commands;
-use crate::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
 use crate::events::GameEvent;
 use crate::publish::{PairingConfig, Player};
 use crate::sim::games::{load_pgn, Game};
@@ -35,7 +35,7 @@ use eboard_protocols::family::{PortMode, Reporting, VirtualSpec};
 use eboard_protocols::hand::HandConfig;
 
 /// The embedded games (public domain, from the GNU Chess opening book).
-const DEMO_GAMES: &str = include_str!("../assets/demo-games.pgn");
+const DEMO_GAMES: &str = include_str!("../../assets/demo-games.pgn");
 
 /// How the demo runs.
 #[derive(Clone, Debug)]
