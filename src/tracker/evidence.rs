@@ -80,8 +80,12 @@ const HELD: u32 = 6;
 /// Nothing changed on the board for this long: a piece standing on the square
 /// its move goes to was let go.
 const LET_GO_MS: Millis = 800;
-/// A player who did not press after his move, with his clock running.
-const FORGOT: u32 = 4;
+/// A player who did not press after his move, with his clock running. Dearer
+/// than a piece seen once on a square it crosses ([`TRANSIENT`] with
+/// [`PAUSE`]): a queen slid d4-d3-d2 while the reply slides c7-c6-c4 must not
+/// read as Qd3 Qc6 Qd2 Qc4 with one press forgotten. A press is forgotten in
+/// a few moves in a hundred at most; a slide seen on its way is common.
+const FORGOT: u32 = 6;
 /// A press made after the opponent began his reply (6.2.2).
 const LATE_PRESS: u32 = 1;
 /// A press made after the opponent completed his reply.

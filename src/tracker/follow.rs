@@ -25,7 +25,7 @@ use super::{Resolution, Step, Tracker};
 use crate::events::{Alert, AlertKind, Millis, Severity, TrackerEvent};
 
 /// Readings costing at most this much more than the cheapest are possible.
-const MARGIN: u32 = 7;
+const MARGIN: u32 = 5;
 /// A verified line is withdrawn once every reading that keeps it costs this
 /// much more than the cheapest.
 const REFUTED: u32 = 10;
