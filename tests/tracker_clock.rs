@@ -407,3 +407,44 @@ fn a_press_after_a_slow_reply_still_times_the_move() {
     assert!(sc.moves()[6].emt_ms.is_some(), "and its thinking time");
     assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
 }
+
+#[test]
+fn a_clock_first_heard_after_a_press_made_before_the_first_move_stands_is_mapped_by_its_increment()
+{
+    // As above, but White presses with the pawn still in the hand (time
+    // trouble: the press comes before the release), and the clock's first
+    // running report arrives before the pawn is down. Nothing is on the line
+    // yet, yet the lever's change is still White's press, not the start:
+    // White's display has gained its increment, the running one has not.
+    let mut sc = Script::empty(TrackerConfig::default());
+    sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.report_clock();
+    sc.lift("e2");
+    sc.t += 30;
+    sc.clock.running = true;
+    sc.clock.lever_high = Some(sc.side_of(B));
+    sc.clock.left.millis += 30_000;
+    sc.report_clock();
+    sc.place("e4", 'P');
+    sc.wait(400);
+    sc.hand("e7e5");
+    sc.t += 100;
+    sc.clock.right.millis += 29_000;
+    sc.clock.lever_high = Some(sc.side_of(W));
+    sc.report_clock();
+    let black = sc.clock.right.millis;
+    sc.wait(400);
+    sc.hand("g1f3");
+    sc.t += 100;
+    sc.clock.left.millis += 29_500;
+    sc.clock.lever_high = Some(sc.side_of(B));
+    sc.report_clock();
+    let white = sc.clock.left.millis;
+    sc.wait(600);
+    assert_eq!(sc.sans(), ["e4", "e5", "Nf3"]);
+    let m = sc.moves();
+    assert_eq!(m[0].clock_ms, Some(300_000 + 30_000), "e4 has White's time");
+    assert_eq!(m[1].clock_ms, Some(black), "e5 has Black's time");
+    assert_eq!(m[2].clock_ms, Some(white), "Nf3 has White's time");
+    assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
+}

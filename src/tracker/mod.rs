@@ -699,9 +699,10 @@ impl Tracker {
         // after the first mover's press (a clock reports on a change, and the
         // start itself may not move the lever): then the stopped display has
         // gained its increment since the still clock's last report, while the
-        // running one has not, and the lever's change is that press.
+        // running one has not, and the lever's change is that press. That
+        // holds with the first move still in the hand too (a press made
+        // before the piece is released): the line is empty, the press is not.
         let pressed_since_start = mapped_by_start
-            && !ply0_idle
             && prev.zip(reading.lever_high).is_some_and(|(p, running)| {
                 let stopped = running.other();
                 reading.side(stopped).millis > p.side(stopped).millis
@@ -732,7 +733,14 @@ impl Tracker {
         }
         // The side whose button went down pressed.
         if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
-            if old != new && mapped_by_start && !ply0_idle && !pressed_since_start {
+            if pressed_since_start {
+                // The stopped side pressed, whether or not the start moved the
+                // lever first (an arbiter's start on the side already down
+                // does not, then the press moves it back).
+                let side = new.other();
+                let before_ms = prev.map(|p| p.side(side).millis);
+                self.on_press(t_ms, side, before_ms, reading, out);
+            } else if old != new && mapped_by_start && !ply0_idle {
                 // The start itself (see above): nobody completed a move.
             } else if old != new {
                 let before_ms = prev.map(|p| p.side(old).millis);
