@@ -131,7 +131,10 @@ fn main() {
             if out.is_exact() && std::env::var_os("SHOW_ALL").is_none() {
                 continue;
             }
-            println!("clk mismatches: {:?}", out.clk_mismatches);
+            println!(
+                "clk exact {}/{}, mismatches: {:?}",
+                out.clk_exact, out.clk_checked, out.clk_mismatches
+            );
             let run = eboard_bridge::sim::accuracy::simulate_as(game, &opts, hands.model);
             let from = out.first_difference().unwrap_or(1).saturating_sub(3);
             println!(
