@@ -13,7 +13,11 @@
 //! it: a number plays only the first N games, `own`/`blind` picks a model,
 //! `normal`/`trouble` a pace, `forget=0.1` a rate of forgotten presses, `quick`
 //! only the baseline (normal pace, no forgotten press); `show=I` prints game I
-//! in detail (hands' script around the first difference) under each condition;
+//! in detail (hands' script around the first difference) under each condition,
+//! with `SHOW_T=A-B` the hands' actions between A and B ms of board time,
+//! `SHOW_EVENTS=A-B` the tracker's events and `SHOW_HYPS=A-B` the readings the
+//! evidence engine holds after each report (cost, plies with `*` pressed and
+//! `+` forgotten, the candidates of the ply under way);
 //! `family=NAME` plays on that family's virtual board (default `dgt`);
 //! `clock=off` unplugs the DGT board's clock (to compare with families that
 //! have none); `frame=MS` sets a frame-reporting board's period. The runs
