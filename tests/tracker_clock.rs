@@ -354,27 +354,7 @@ fn a_clock_first_heard_after_the_first_press_is_mapped_by_its_increment() {
     sc.clock.lever_high = Some(sc.side_of(B));
     sc.clock.left.millis += 30_000;
     sc.report_clock();
-    sc.wait(400);
-    sc.hand("e7e5");
-    sc.t += 100;
-    sc.clock.right.millis += 29_000;
-    sc.clock.lever_high = Some(sc.side_of(W));
-    sc.report_clock();
-    let black = sc.clock.right.millis;
-    sc.wait(400);
-    sc.hand("g1f3");
-    sc.t += 100;
-    sc.clock.left.millis += 29_500;
-    sc.clock.lever_high = Some(sc.side_of(B));
-    sc.report_clock();
-    let white = sc.clock.left.millis;
-    sc.wait(600);
-    assert_eq!(sc.sans(), ["e4", "e5", "Nf3"]);
-    let m = sc.moves();
-    assert_eq!(m[0].clock_ms, Some(300_000 + 30_000), "e4 has White's time");
-    assert_eq!(m[1].clock_ms, Some(black), "e5 has Black's time");
-    assert_eq!(m[2].clock_ms, Some(white), "Nf3 has White's time");
-    assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
+    replies_then_every_ply_has_its_movers_time(&mut sc);
 }
 
 #[test]
@@ -426,6 +406,12 @@ fn a_clock_first_heard_after_a_press_made_before_the_first_move_stands_is_mapped
     sc.clock.left.millis += 30_000;
     sc.report_clock();
     sc.place("e4", 'P');
+    replies_then_every_ply_has_its_movers_time(&mut sc);
+}
+
+/// After 1. e4 with White's first press read (White's display 300 s + 30 s):
+/// e5 and Nf3 are pressed, and each ply carries its mover's time.
+fn replies_then_every_ply_has_its_movers_time(sc: &mut Script) {
     sc.wait(400);
     sc.hand("e7e5");
     sc.t += 100;
