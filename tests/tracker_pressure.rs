@@ -470,6 +470,12 @@ fn real_games_that_once_went_wrong() {
         // takeback (7.1) and withdrew Be6 Qa4. The bishop went first, as a
         // move and not as an undoing.
         (813, Model::Blind, Pace::TimeTrouble, 0.1),
+        // A bishop's triangle: Bh5 Kd5 Bf3 and, presses forgotten, Kc5 Bd1
+        // back to the position of five plies before. The bishop was read as
+        // a pawn for one scan as it was set down on d1: that misread once
+        // counted as the noise of pieces put back, and a false 7.1 withdrew
+        // three plies, the last five never published.
+        (1598, Model::Blind, Pace::TimeTrouble, 0.1),
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press) in cases {

@@ -167,7 +167,8 @@ pub struct Hyp {
     /// Stretches of [`LET_GO_MS`] charged for a hand still at work long after
     /// the latest report.
     held_charged: u32,
-    /// When a picture last needed noise to be read this way.
+    /// When a picture last needed noise other than a misread to be read this
+    /// way (see [`Hyp::noisy_since`]).
     noise_t: Option<Millis>,
 }
 
@@ -219,7 +220,7 @@ impl Hyp {
         self.best_cand().is_some_and(|c| {
             let e = effect(&self.pos, c.mv);
             let before = self.pos.board();
-            let (_, noise, started) = frame_reading(before, &e, shown);
+            let (_, noise, started, _) = frame_reading(before, &e, shown);
             started
                 && noise == 0
                 && (shown == &e.after
@@ -228,9 +229,25 @@ impl Hyp {
         })
     }
 
-    /// A picture since `t` needed noise to be read this way.
+    /// A picture since `t` needed noise to be read this way, other than a
+    /// piece read as another of its colour: a square empty or a piece where
+    /// none can be is what pieces put back out of turn look like; a misread
+    /// (a bishop read as a pawn while it is set down) is only the sensor.
     pub fn noisy_since(&self, t: Millis) -> bool {
         self.noise_t.is_some_and(|n| n >= t)
+    }
+
+    /// Every square this reading takes as noise in `shown` is a misread.
+    fn misread_only(&self, shown: &Board) -> bool {
+        match self.best_cand() {
+            Some(c) => frame_reading(self.pos.board(), &effect(&self.pos, c.mv), shown).3,
+            None => {
+                let pos = self.pos.board();
+                diff(pos, shown)
+                    .into_iter()
+                    .all(|sq| noise(pos.piece_at(sq), shown.piece_at(sq)) == MISREAD)
+            }
+        }
     }
 
     /// How many squares of `shown` this reading takes as noise.
@@ -365,9 +382,9 @@ impl Evidence {
     }
 
     /// Every reading held, cheapest first, in words: its cost, its plies in
-    /// UCI (`*` marks a pressed ply, `+` a forgotten press) and the moves the
-    /// ply under way may be, each with its extra cost. For the accuracy
-    /// bench's `show` mode.
+    /// UCI (`*` marks a pressed ply, `+` a forgotten press), the moves the
+    /// ply under way may be, each with its extra cost, and when a picture
+    /// last needed noise to be read so. For the accuracy bench's `show` mode.
     pub fn describe(&self) -> Vec<String> {
         let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
         let mut hyps: Vec<&Hyp> = self.hyps.iter().collect();
@@ -389,7 +406,15 @@ impl Evidence {
                     .iter()
                     .map(|c| format!("{}({})", uci(&c.mv), c.extra))
                     .collect();
-                format!("{:>3} {} | {}", h.cost(), line.join(" "), active.join(" "))
+                let noise = h
+                    .noise_t
+                    .map_or(String::new(), |t| format!(" (noise at {t})"));
+                format!(
+                    "{:>3} {} | {}{noise}",
+                    h.cost(),
+                    line.join(" "),
+                    active.join(" ")
+                )
             })
             .collect()
     }
@@ -487,7 +512,7 @@ impl Evidence {
         }
         for h in &mut next {
             h.held_charged = 0;
-            if h.noisy() {
+            if h.noisy() && !h.misread_only(shown) {
                 h.noise_t = Some(t);
             }
             if let Some(due) = h.due {
@@ -880,15 +905,17 @@ fn rest_cost(pos: &Board, shown: &Board) -> u32 {
 /// Reads `shown` as a moment of the move `e` from `before`: its cost, whether
 /// noise was needed, and whether the move has visibly begun.
 fn frame_cost(before: &Board, e: &Effect, shown: &Board) -> (u32, bool, bool) {
-    let (cost, noise, started) = frame_reading(before, e, shown);
+    let (cost, noise, started, _) = frame_reading(before, e, shown);
     (cost, noise > 0, started)
 }
 
-/// [`frame_cost`], with the number of squares read as noise.
-fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool) {
+/// [`frame_cost`], with the number of squares read as noise and whether each
+/// of them is a misread.
+fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool, bool) {
     let mut cost = 0;
     let mut noisy = false;
     let mut noise_squares = 0;
+    let mut misreads = 0;
     let mut started = false;
     for sq in diff(before, shown) {
         let was = before.piece_at(sq);
@@ -943,6 +970,7 @@ fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool) 
         cost += expected;
         noisy = true;
         noise_squares += 1;
+        misreads += u32::from(expected == MISREAD);
     }
     if started && !noisy {
         // Every piece is on the board: no hand holds one. Either the hand
@@ -955,7 +983,7 @@ fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool) 
             cost += PAUSE;
         }
     }
-    (cost, noise_squares, started)
+    (cost, noise_squares, started, misreads == noise_squares)
 }
 
 /// Whether `m` may be complete in `shown`, and what that costs: nothing when
