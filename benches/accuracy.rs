@@ -15,9 +15,10 @@
 //! only the baseline (normal pace, no forgotten press); `show=I` prints game I
 //! in detail (hands' script around the first difference) under each condition,
 //! with `SHOW_T=A-B` the hands' actions between A and B ms of board time,
-//! `SHOW_EVENTS=A-B` the tracker's events and `SHOW_HYPS=A-B` the readings the
+//! `SHOW_EVENTS=A-B` the tracker's events, `SHOW_HYPS=A-B` the readings the
 //! evidence engine holds after each report (cost, plies with `*` pressed and
-//! `+` forgotten, the candidates of the ply under way);
+//! `+` forgotten, the candidates of the ply under way), and `setup=turned` or
+//! `setup=right` the game as that set-up plays it;
 //! `family=NAME` plays on that family's virtual board (default `dgt`);
 //! `clock=off` unplugs the DGT board's clock (to compare with families that
 //! have none); `frame=MS` sets a frame-reporting board's period. The runs
@@ -120,7 +121,13 @@ fn main() {
         // One game in detail, for finding out why it is not exact.
         let (name, game, _) = &games[i];
         for hands in &conditions {
-            let opts = board(sim_options_for(Setup::Normal, i as u64, noise_on(), *hands));
+            // `setup=turned` or `setup=right`: the game as the other set-ups play it.
+            let setup = match args.iter().find_map(|a| a.strip_prefix("setup=")) {
+                Some("turned") => Setup::Rotated,
+                Some("right") => Setup::ClockRight,
+                _ => Setup::Normal,
+            };
+            let opts = board(sim_options_for(setup, i as u64, noise_on(), *hands));
             // SHOW_HYPS=A-B: the engine's readings after each report between A and B ms.
             let window = std::env::var("SHOW_HYPS").ok().and_then(|w| {
                 let (a, b) = w.split_once('-')?;
