@@ -245,17 +245,20 @@ pub fn run_game_traced(
     // The same loop as `replay` and the daemon: ticks on the grid between chunks.
     let mut driver = CaptureDriver::new(session);
     let mut trace = Vec::new();
-    let mut shown = driver.session.picture().clone();
+    // The picture before each chunk, kept only when tracing: the loop is timed.
+    let mut shown = window.map(|_| driver.session.picture().clone());
     for chunk in &run.chunks {
         driver.chunk(chunk, &mut events);
-        if window.is_some_and(|(a, b)| (a..=b).contains(&chunk.t_ms)) {
-            let now = driver.session.picture().clone();
+        let (Some((a, b)), Some(before)) = (window, shown.as_mut()) else {
+            continue;
+        };
+        let now = driver.session.picture().clone();
+        if (a..=b).contains(&chunk.t_ms) {
             let changed: Vec<String> = now
-                .diff(&shown)
+                .diff(before)
                 .into_iter()
                 .map(|sq| format!("{sq}={}", now.get(sq).char()))
                 .collect();
-            shown = now;
             let (anchor, readings) = driver.session.readings();
             trace.push(format!(
                 "{:>8} [{}] from ply {anchor}:\n{}",
@@ -268,9 +271,8 @@ pub fn run_game_traced(
                     .collect::<Vec<_>>()
                     .join("\n")
             ));
-        } else {
-            shown = driver.session.picture().clone();
         }
+        *before = now;
     }
     driver.finish(
         crate::session::replay::end_grace_ms(&TrackerConfig::default()),
