@@ -98,6 +98,10 @@ const UNSEEN_LANDING: u32 = 3;
 /// its own player lifted it again for his next move (the opponent replying
 /// in between), all between two scans.
 const MOVED_ON_UNSEEN: u32 = 3;
+/// On top of [`UNSEEN_LANDING`]: a move whose piece no scan saw land because
+/// the opponent's capture took it off again, the capturing piece still in the
+/// hand, all between two scans.
+const TAKEN_UNSEEN: u32 = 3;
 /// A press reported before any square of its move.
 const EARLY_PRESS: u32 = 1;
 /// A press for a ply read as under way with every piece down on the board.
@@ -1092,6 +1096,55 @@ fn moved_on(
     }
 }
 
+/// Where `m`'s piece went if it may have landed there unseen and been taken
+/// off again by the opponent's capture, whose piece is still in the hand: a
+/// rook slid h3-h6-h7 and pressed on the way, taken at once by the rook from
+/// e7. The picture shows the move's square empty as before, the piece gone
+/// from where it stood, and one of the opponent's pieces lifted in this very
+/// scan (a capture begun later would have let a scan see the piece land).
+/// Whether that lift begins a capture on the square is for [`taken_on`] to see.
+fn landing_taken(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Option<Square> {
+    let Move::Normal {
+        capture: None,
+        promotion: None,
+        from,
+        to,
+        ..
+    } = m
+    else {
+        return None;
+    };
+    if before.piece_at(to).is_some()
+        || shown.piece_at(to).is_some()
+        || shown.piece_at(from).is_some()
+    {
+        return None;
+    }
+    let them = !before.piece_at(from)?.color;
+    let lifted = (before.by_color(them) & fresh & !quick_touched(m))
+        .into_iter()
+        .any(|sq| shown.piece_at(sq).is_none());
+    lifted.then_some(to)
+}
+
+/// `done` (its last move landed on `sq` unseen) goes on only where the
+/// opponent's reply under way captures on `sq`: else the piece would stand
+/// there, and the picture shows it does not.
+fn taken_on(done: &Hyp, sq: Square, shown: &Board, fresh: Bitboard, out: &mut Vec<Hyp>) {
+    let k = done.line.len();
+    let mut next = Vec::new();
+    from_rest(done, shown, fresh, 0, &mut next);
+    for mut x in next {
+        if x.line.len() == k {
+            x.active
+                .retain(|c| c.mv.is_capture() && capture_square(c.mv) == sq);
+            if !x.active.is_empty() {
+                out.push(x);
+            }
+        }
+    }
+}
+
 /// Candidates this much dearer than their cheapest sibling are dropped: the
 /// same hand cannot be read both ways.
 const CANDIDATE_SPREAD: u32 = 14;
@@ -1133,6 +1186,12 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, out: &mut Vec<Hyp>
             done.cost += c.extra + UNSEEN_LANDING + MOVED_ON_UNSEEN;
             complete(&mut done, c.mv, h.active_press);
             moved_on(&done, sq, shown, fresh, MAX_JUMP - 1, out);
+        } else if let Some(sq) = landing_taken(c.mv, before, shown, fresh) {
+            let mut done = h.clone();
+            done.active.clear();
+            done.cost += c.extra + UNSEEN_LANDING + TAKEN_UNSEEN;
+            complete(&mut done, c.mv, h.active_press);
+            taken_on(&done, sq, shown, fresh, out);
         }
     }
     prune_candidates(&mut going);
@@ -1199,21 +1258,28 @@ fn from_rest(h: &Hyp, shown: &Board, fresh: Bitboard, jumps: usize, out: &mut Ve
         if jumps == 0 {
             continue;
         }
-        let landing = landing_cost(&e, m, before, shown);
-        let moved_on_from = match landing {
-            Some(_) => None,
-            None => landing_moved_on(m, before, shown, fresh),
+        // How the move may have completed: landed where it was seen (or
+        // seen changed), or landed unseen and was lifted again at once by
+        // its player's next move or by the opponent's capture.
+        let landing = match landing_cost(&e, m, before, shown) {
+            Some(cost) => Some((cost, None)),
+            None => match landing_moved_on(m, before, shown, fresh) {
+                Some(sq) => Some((UNSEEN_LANDING + MOVED_ON_UNSEEN, Some((sq, false)))),
+                None => landing_taken(m, before, shown, fresh)
+                    .map(|sq| (UNSEEN_LANDING + TAKEN_UNSEEN, Some((sq, true)))),
+            },
         };
-        if landing.is_some() || moved_on_from.is_some() {
+        if let Some((cost, lifted_again)) = landing {
             let mut done = h.clone();
             let press = done.early.take().map(|(p, _)| p);
             complete(&mut done, m, press);
-            done.cost += landing.unwrap_or(UNSEEN_LANDING + MOVED_ON_UNSEEN);
+            done.cost += cost;
             if jumps < MAX_JUMP {
                 done.cost += SECOND_UNSEEN;
             }
-            match moved_on_from {
-                Some(sq) => moved_on(&done, sq, shown, fresh, jumps - 1, out),
+            match lifted_again {
+                Some((sq, false)) => moved_on(&done, sq, shown, fresh, jumps - 1, out),
+                Some((sq, true)) => taken_on(&done, sq, shown, fresh, out),
                 None => from_rest(&done, shown, fresh, jumps - 1, out),
             }
         }
@@ -1348,6 +1414,29 @@ mod tests {
         assert!(["c1d3", "c1a2"].contains(&line[0].as_str()), "{line:?}");
         // Which square the knight crossed no scan says: nothing is agreed.
         assert!(h.agreed().is_empty(), "{:?}", h.agreed());
+    }
+
+    #[test]
+    fn a_piece_taken_before_any_scan_saw_it_land_is_a_move_then_the_capture() {
+        // Time trouble (blind hand model, game 50): Black slides Rh3 over h6,
+        // presses with the rook on h6, lets go of it on h7, and White's Re7
+        // takes it there at once: the scan sees h6 empty and e7 empty, the
+        // next one White's rook on h7. No scan sees the black rook on h7.
+        // Read as Rh6 with the rook lifted again out of turn and Rh7 without
+        // a capture, the line was published and corrected in the open.
+        let pos = fen("8/4R3/8/8/5p2/4pk1r/8/6K1 b - - 1 63");
+        let mut h = Hands::new(&pos);
+        h.lift("h3", 100);
+        h.place("h6", 'r', 6);
+        h.lift("h6", 224);
+        h.lift("e7", 6);
+        h.press(Color::Black, 6);
+        h.place("h7", 'R', 219);
+        h.press(Color::White, 250);
+        h.lift("f3", 214);
+        h.place("e2", 'k', 6);
+        h.press(Color::Black, 240);
+        assert_eq!(h.agreed(), ["h3h7", "e7h7", "f3e2"]);
     }
 
     #[test]
