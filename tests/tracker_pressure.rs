@@ -476,6 +476,15 @@ fn real_games_that_once_went_wrong() {
         // counted as the noise of pieces put back, and a false 7.1 withdrew
         // three plies, the last five never published.
         (1598, Model::Blind, Pace::TimeTrouble, 0.1),
+        // Rh3 slid over h6 and pressed there, let go on h7 and taken at once
+        // by Re7 before any scan saw it land: read as Rh6 and Rh7 without a
+        // capture (the rook lifted again out of turn), published, and
+        // corrected in the open a second later.
+        (50, Model::Blind, Pace::TimeTrouble, 0.02),
+        // Bb5 brushed c6 on its way to take on d7, and Black's queen began
+        // the recapture by lifting the bishop: read as Bc6 with Black's
+        // bishop taking it, verified 120 ms before the queen came down on d7.
+        (249, Model::Blind, Pace::TimeTrouble, 0.02),
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press) in cases {

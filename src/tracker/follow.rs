@@ -43,6 +43,17 @@ const TAKEBACK_NOISE_MS: Millis = 3_000;
 /// Close readings that keep disagreeing this long about the next ply to verify
 /// are ones the board cannot tell apart.
 pub(super) const UNDECIDED_MS: Millis = 4_000;
+/// Readings this much dearer than the cheapest, beyond [`MARGIN`], that read
+/// the next ply another way and the reply as begun hold its verification for
+/// [`BRIEF_WAIT_MS`] once the cheapest reading has the reply begun too: in
+/// fast play the picture that tells them apart (the reply's next square, a
+/// piece seen again) is usually a scan or two away. A move pressed and at
+/// rest waits for nothing. After the wait the cheapest is verified; the
+/// arbiters hear of such a reading only if it ends on the same position (the
+/// board can then never tell them apart).
+const WIDE_MARGIN: u32 = 8;
+/// See [`WIDE_MARGIN`].
+const BRIEF_WAIT_MS: Millis = 1_000;
 
 impl Tracker {
     /// Starts the engine afresh from the verified position (and the provisional
@@ -406,11 +417,52 @@ impl Tracker {
                 others.push(h.claimed()[k..].to_vec());
             }
         }
+        let ply = game.moves.len();
         if others.is_empty() {
+            // A reading just outside the margin that completed the ply
+            // another way, the reply begun in both, waits briefly.
+            let replying = |h: &Hyp| h.line.len() > k + 1 || (h.line.len() == k + 1 && h.moving());
+            let best = ev.best();
+            let wide: Vec<&Hyp> = if replying(best) {
+                ev.viable(WIDE_MARGIN)
+                    .filter(|h| {
+                        h.line.starts_with(verified)
+                            && h.line.get(k).is_some_and(|&m| m != next)
+                            && replying(h)
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let since = match self.undecided {
+                Some((since, p)) if p == ply => since,
+                _ if !wide.is_empty() => {
+                    self.undecided = Some((t, ply));
+                    t
+                }
+                _ => t,
+            };
+            if !wide.is_empty() && t.saturating_sub(since) < BRIEF_WAIT_MS {
+                return false;
+            }
+            // Still there after the wait and on the same position as the
+            // cheapest: a single step against a double step taken en passant,
+            // a piece put down on one square or another and taken on from it.
+            // No later picture can tell them apart, so the arbiters hear of it.
+            let same_end: Vec<Vec<Move>> = wide
+                .iter()
+                .filter(|h| {
+                    h.line.len() == best.line.len() && h.pos().board() == best.pos().board()
+                })
+                .map(|h| h.claimed()[k..].to_vec())
+                .collect();
+            if !same_end.is_empty() {
+                let chosen: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
+                out.push(uncertain_alert(game.verified(), &chosen, &same_end));
+            }
             self.undecided = None;
             return true;
         }
-        let ply = game.moves.len();
         let since = match self.undecided {
             Some((since, p)) if p == ply => since,
             _ => {
