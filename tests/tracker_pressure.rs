@@ -716,3 +716,40 @@ fn a_press_read_after_the_reply_still_times_the_move() {
     assert!(nf3.clock_ms.is_some(), "{nf3:?}");
     assert_quiet(&sc);
 }
+
+/// Boards without a clock (Millennium here) have only stillness and the
+/// opponent's reply to prove a move. Game 6: Black sets c7-c6 down, leaves it
+/// 2.3 s and puts it back for Nf6; verified after 2 s of stillness, it came
+/// back as a false 7.1 takeback. Game 69: the queen brushes e5 on its way to
+/// take on f4 and lifts the pawn; read for a moment as Qe5 with White's pawn
+/// taking it, the reply under way verified Qe5, corrected a second later.
+#[test]
+fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/expected/games-index.jsonl"
+    )))
+    .unwrap();
+    let games: Vec<_> = index.into_iter().filter_map(|g| g.game).collect();
+    let hands = Hands {
+        model: Model::Own,
+        pace: Pace::Normal,
+        forget_press: 0.0,
+    };
+    let mut wrong = Vec::new();
+    for i in [6, 69] {
+        let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+        opts.family = eboard_protocols::family("millennium").expect("registered");
+        let out = run_game_as(&games[i], &opts, Model::Own);
+        if !out.is_exact() {
+            wrong.push(format!(
+                "game {i}: first difference at ply {:?}, {} retractions, alerts {:?}",
+                out.first_difference(),
+                out.retractions,
+                out.serious_alerts
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -51,7 +51,8 @@ pub use start::{back_rank_of, start_number, Orientation, STANDARD_START};
 #[derive(Clone, Debug)]
 pub struct TrackerConfig {
     /// On a board with no clock, a move is verified after the picture has been still
-    /// this long.
+    /// this long (or once the reply is made). Three seconds: hands that set a
+    /// move down and take it back for another leave it two seconds and more.
     pub clockless_hold_ms: Millis,
     /// Treat the board as having no clock even if readings arrive.
     pub no_clock: bool,
@@ -97,7 +98,7 @@ pub struct TrackerConfig {
 impl Default for TrackerConfig {
     fn default() -> Self {
         TrackerConfig {
-            clockless_hold_ms: 2_000,
+            clockless_hold_ms: 3_000,
             no_clock: false,
             start_hold_ms: 600,
             // Longer than a knocked piece lies on a square before it is put back.
@@ -1986,8 +1987,18 @@ impl Tracker {
             let mover = game.verified().turn();
             let complete_reply = game.pending.get(1).map(|s| s.mv);
             // The opponent's reply made (6.2.1), or under way: his hand is on
-            // the board, so the move before it was let go of.
-            let reply = complete_reply.or_else(|| self.reply_under_way());
+            // the board, so the move before it was let go of. Without a clock
+            // only a reply made: nothing else bounds the move, and a hand
+            // sliding on through the square its move seemed to end on (a
+            // queen brushing e5 on its way to take on f4) reads for a moment
+            // as the move made and the opponent taking it.
+            let reply = complete_reply.or_else(|| {
+                if self.clockless() {
+                    None
+                } else {
+                    self.reply_under_way()
+                }
+            });
             if n < 2 && reply.is_none() {
                 // The reply is gone (taken back in the hand): a wait for the late
                 // press starts afresh when it is made again.
