@@ -22,6 +22,7 @@ mod clock_laws;
 mod evidence;
 mod follow;
 mod laws;
+mod move_state;
 mod results;
 mod search;
 mod start;
@@ -262,8 +263,9 @@ impl Game {
 }
 
 /// What a picture turned out to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 enum Resolution {
+    #[default]
     Explained,
     Ambiguous,
     Unexplained,
@@ -281,14 +283,13 @@ pub struct Tracker {
     /// The host stopped reading the board for a while, losing nothing (see
     /// [`Tracker::paused`]): no hold timer fires until its catch-up is read.
     paused: bool,
+    /// The moves in progress and the alerts they raised: forgotten at once when
+    /// a game starts afresh (see `move_state.rs`).
+    current: move_state::MoveState,
 
     last_raw: Option<Picture>,
     last_board: Option<Board>,
     last_change_t: Millis,
-    resolution: Resolution,
-    unexplained_since: Option<Millis>,
-    unexplained_alerted: bool,
-    takeback: Option<(usize, Millis)>,
     start_candidate: Option<StartCandidate>,
     /// A start picture that gave way before its hold (a daemon started, or a
     /// board plugged in, just as the round begins): it still starts the game
@@ -305,9 +306,6 @@ pub struct Tracker {
     resync_tried: Option<Millis>,
     wrong_start: Option<(Picture, Millis, Vec<Square>)>,
     wrong_start_alerted: Option<Picture>,
-    ambiguous_alerted: Option<Vec<Vec<Move>>>,
-    /// The candidate lines of an unresolved ambiguity (prefix kept, moves).
-    ambiguous_lines: Vec<(usize, Vec<Move>)>,
     /// Occupancy-only boards: since when the candidates have been followed
     /// without the arbiters being told (see `AMBIGUOUS_UNDECIDED_MS`), and
     /// whether they have been told since.
@@ -316,15 +314,6 @@ pub struct Tracker {
     /// picture without its square seen empty, which a hand holding the piece
     /// also shows (see `UNSEEN_CAPTURE_HOLD_MS`).
     unseen_capture_ply: Option<usize>,
-    /// Squares reported displaced (Article 7.4) and what they showed then: while they
-    /// still show that, moves elsewhere are matched as if they were in place.
-    displaced: Option<(shakmaty::Bitboard, Board)>,
-    /// An earlier position of the game the board showed since the last explained
-    /// picture (the start of a takeback).
-    passed_back: Option<usize>,
-    /// The ply at which the Laws ended this game without a claim (5.1.1, 5.2,
-    /// 9.6), once a `Result` was published for it.
-    result_ply: Option<u32>,
     /// A reply proved the first pending move while the mover's clock still ran:
     /// (verified plies then, the reply, when first seen), to wait for a late press.
     late_press_wait: Option<(u32, Move, Millis)>,
@@ -344,7 +333,6 @@ pub struct Tracker {
     last_reading: Option<ClockReading>,
     white_side: Option<ClockSide>,
     turn_started_t: Option<Millis>,
-    press: Option<Press>,
     /// Alerts numbered so far (the last [`Alert::id`] given).
     alerts_raised: u32,
     /// The last retraction, for an arbiter to rule on: the ply it went back to,
@@ -362,14 +350,6 @@ pub struct Tracker {
     /// Clock presses seen in this game, and the time of the last one.
     presses_in_game: u32,
     last_press_t: Option<Millis>,
-    /// Repeated positions already reported as a 9.2 claim, and whether the 9.3
-    /// claim was reported for the current run of moves without pawn move or capture.
-    claims_noted: Vec<Chess>,
-    fifty_noted: bool,
-    /// Under A.4.2 (rapid/blitz without adequate supervision): the board an
-    /// uncorrected illegal move left, and its mover. If the opponent moves on from
-    /// it, the illegal move stands.
-    illegal_stand: Option<(Board, Color)>,
     /// The unexplained episode (by its `unexplained_since`) seen as a move under way.
     under_way_episode: Option<Millis>,
     /// Squares emptied in the latest board scan, and when that scan began.
@@ -480,13 +460,10 @@ impl Tracker {
             game: None,
             online: true,
             paused: false,
+            current: move_state::MoveState::default(),
             last_raw: None,
             last_board: None,
             last_change_t: 0,
-            resolution: Resolution::Explained,
-            unexplained_since: None,
-            unexplained_alerted: false,
-            takeback: None,
             start_candidate: None,
             brief_start: None,
             unknown_alerted: false,
@@ -494,13 +471,8 @@ impl Tracker {
             resync_tried: None,
             wrong_start: None,
             wrong_start_alerted: None,
-            ambiguous_alerted: None,
-            ambiguous_lines: Vec::new(),
             ambiguous_since: None,
             unseen_capture_ply: None,
-            displaced: None,
-            passed_back: None,
-            result_ply: None,
             late_press_wait: None,
             clock_laws: clock_laws::ClockLaws::default(),
             seen: search::Seen::default(),
@@ -511,7 +483,6 @@ impl Tracker {
             last_reading: None,
             white_side: None,
             turn_started_t: None,
-            press: None,
             alerts_raised: 0,
             withdrawn: None,
             withdrawn_alert: None,
@@ -520,9 +491,6 @@ impl Tracker {
             illegal_counts: [0; 2],
             presses_in_game: 0,
             last_press_t: None,
-            claims_noted: Vec::new(),
-            fifty_noted: false,
-            illegal_stand: None,
             under_way_episode: None,
             scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
@@ -726,7 +694,7 @@ impl Tracker {
         }
         // A press still waiting for its move: the mover's display is stopped now,
         // and the latest reading has any increment the clock added.
-        if let Some(p) = self.press.as_mut() {
+        if let Some(p) = self.current.press.as_mut() {
             if reading.lever_high == Some(p.side.other()) {
                 p.clock_ms = reading.side(p.side).millis;
             }
@@ -920,8 +888,8 @@ impl Tracker {
             AlertKind::BoardRotated90 => (!self.orientation.is_quarter_turn())
                 .then(|| "the board is placed correctly (2.1) again".into()),
             _ if self.phase == Phase::Over => Some("the game ended".into()),
-            AlertKind::AmbiguousMoves => (self.ambiguous_lines.is_empty()
-                && self.resolution != Resolution::Ambiguous)
+            AlertKind::AmbiguousMoves => (self.current.ambiguous_lines.is_empty()
+                && self.current.resolution != Resolution::Ambiguous)
                 .then(|| "the moves that followed showed which order was played".into()),
             AlertKind::ClockPressedWithoutMove => {
                 let to_move = game.map(|g| g.verified().turn());
@@ -943,8 +911,8 @@ impl Tracker {
             }
             AlertKind::IllegalMove | AlertKind::IrregularPosition | AlertKind::DisplacedPieces => {
                 if self.phase != Phase::Playing
-                    || self.resolution != Resolution::Explained
-                    || self.displaced.is_some()
+                    || self.current.resolution != Resolution::Explained
+                    || self.current.displaced.is_some()
                 {
                     return None;
                 }
@@ -1110,10 +1078,10 @@ impl Tracker {
                 corrected: false,
             })));
         }
-        self.takeback = None;
-        self.passed_back = None;
-        self.press = None;
-        self.ambiguous_lines.clear();
+        self.current.takeback = None;
+        self.current.passed_back = None;
+        self.current.press = None;
+        self.current.ambiguous_lines.clear();
         self.reset_evidence();
         let game = self.game.as_ref().expect("checked above");
         let tip = game.verified().board().clone();
@@ -1138,11 +1106,11 @@ impl Tracker {
             // (Nf3 Nc6 then Ng1 Nb8). The picture matcher waits for the board
             // to show the game, and the engine starts again from there.
             self.gap = true;
-            self.resolution = Resolution::Unexplained;
-            self.unexplained_since = Some(t_ms);
-            self.unexplained_alerted = true;
+            self.current.resolution = Resolution::Unexplained;
+            self.current.unexplained_since = Some(t_ms);
+            self.current.unexplained_alerted = true;
             if let Some(b) = &self.last_board {
-                self.displaced = Some((search::diff(&tip, b), b.clone()));
+                self.current.displaced = Some((search::diff(&tip, b), b.clone()));
                 self.seen.reset(Target::Board(b));
             }
             out.push(TrackerEvent::Alert(Alert {
@@ -1457,7 +1425,7 @@ impl Tracker {
             let old = self.resolve(t, target, out);
             if old == Resolution::Explained {
                 // The board shows the game exactly: any displaced piece is back.
-                self.displaced = None;
+                self.current.displaced = None;
                 self.reset_evidence();
             }
             return self.after_resolution(t, raw, board.as_ref(), target, old, out);
@@ -1465,7 +1433,7 @@ impl Tracker {
             let r = self.follow_evidence(t, out);
             // A reply read around a displaced piece still proves the move
             // before it (6.2.1): settle whatever the picture's reading.
-            self.resolution = r;
+            self.current.resolution = r;
             self.settle(t, out);
             r
         } else {
@@ -1473,10 +1441,10 @@ impl Tracker {
         };
         if resolution == Resolution::Explained {
             // The board shows the game exactly: any displaced piece is back.
-            self.displaced = None;
+            self.current.displaced = None;
         } else if engine {
             // The engine reads play around a displaced piece by itself.
-        } else if let (Some(b), Some((mask, snapshot))) = (&board, &self.displaced) {
+        } else if let (Some(b), Some((mask, snapshot))) = (&board, &self.current.displaced) {
             // Play went on around a displaced piece (7.4): read the move relative to
             // the last good position, as if the displaced squares were in order.
             let tip = self.game.as_ref().expect("playing").tip().board().clone();
@@ -1508,17 +1476,17 @@ impl Tracker {
         resolution: Resolution,
         out: &mut Vec<TrackerEvent>,
     ) {
-        self.resolution = resolution;
+        self.current.resolution = resolution;
         if resolution == Resolution::Explained {
             self.seen.reset(target);
             self.gap = false;
             self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         }
         if resolution != Resolution::Unexplained {
-            self.unexplained_since = None;
-            self.unexplained_alerted = false;
-            self.takeback = None;
-            self.passed_back = None;
+            self.current.unexplained_since = None;
+            self.current.unexplained_alerted = false;
+            self.current.takeback = None;
+            self.current.passed_back = None;
             return;
         }
         if board.is_none() && self.try_turn_occupancy(t, raw, out) {
@@ -1550,19 +1518,19 @@ impl Tracker {
                 .rev()
                 .find(|&k| target.matches(game.history[k].board()))
         };
-        self.takeback = match (earlier, self.takeback) {
+        self.current.takeback = match (earlier, self.current.takeback) {
             (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
             (Some(k), _) => Some((k, t)),
             (None, _) => None,
         };
         if earlier.is_some() {
-            self.passed_back = earlier;
-        } else if let Some(k) = self.passed_back.filter(|&k| k < n) {
+            self.current.passed_back = earlier;
+        } else if let Some(k) = self.current.passed_back.filter(|&k| k < n) {
             // The board went back to an earlier position and a move was made from
             // there before the takeback hold ran out (a move taken back and another
             // played at once): the takeback is proven by the new move.
             if search::sequences(&game.history[k], target, 1, 2, None).len() == 1 {
-                self.passed_back = None;
+                self.current.passed_back = None;
                 self.take_back(t, k, out);
                 if self.phase == Phase::Playing {
                     self.last_raw = None;
@@ -1579,8 +1547,8 @@ impl Tracker {
             }),
             Some(_) => None,
         };
-        if self.unexplained_since.is_none() {
-            self.unexplained_since = Some(t);
+        if self.current.unexplained_since.is_none() {
+            self.current.unexplained_since = Some(t);
         }
     }
 
@@ -1594,10 +1562,10 @@ impl Tracker {
         let press_boundary = self.pressed_in_episode();
         let game = self.game.as_mut().expect("playing");
         if target.matches(game.tip().board()) {
-            self.ambiguous_lines.clear();
-            self.ambiguous_alerted = None;
+            self.current.ambiguous_lines.clear();
+            self.current.ambiguous_alerted = None;
             // A press may have waited for this picture (a flicker ended).
-            self.resolution = Resolution::Explained;
+            self.current.resolution = Resolution::Explained;
             self.settle(t, out);
             return Resolution::Explained;
         }
@@ -1606,15 +1574,16 @@ impl Tracker {
         // The line under the candidates may have changed since (a takeback, a
         // verification): candidates hanging off a prefix that is gone are void.
         if self
+            .current
             .ambiguous_lines
             .iter()
             .any(|(j, _)| *j > game.pending.len())
         {
-            self.ambiguous_lines.clear();
+            self.current.ambiguous_lines.clear();
         }
-        if !self.ambiguous_lines.is_empty() {
+        if !self.current.ambiguous_lines.is_empty() {
             let mut fits = Vec::new();
-            for (j, line) in &self.ambiguous_lines {
+            for (j, line) in &self.current.ambiguous_lines {
                 let mut pos = game.pos_at(*j).clone();
                 for &m in line {
                     pos.play_unchecked(m);
@@ -1642,10 +1611,10 @@ impl Tracker {
             if fits.len() == 1 && fits[0].2.len() == 1 && fits[0].2[0].len() == 1 {
                 let (j, mut line, ext) = fits.pop().expect("one");
                 line.extend(ext.into_iter().next().expect("one"));
-                self.ambiguous_lines.clear();
-                self.ambiguous_alerted = None;
+                self.current.ambiguous_lines.clear();
+                self.current.ambiguous_alerted = None;
                 self.extend_line(j, line);
-                self.resolution = Resolution::Explained;
+                self.current.resolution = Resolution::Explained;
                 self.settle(t, out);
                 return Resolution::Explained;
             }
@@ -1662,7 +1631,7 @@ impl Tracker {
                     })
                     .take(16)
                     .collect();
-                self.ambiguous_lines = followed;
+                self.current.ambiguous_lines = followed;
                 return Resolution::Ambiguous;
             }
         }
@@ -1807,7 +1776,7 @@ impl Tracker {
             }
         }
         if sols.len() > 1 {
-            if self.ambiguous_alerted.as_ref() != Some(&sols) {
+            if self.current.ambiguous_alerted.as_ref() != Some(&sols) {
                 if matches!(target, Target::Occupancy(_)) {
                     // Later frames usually decide (see `AMBIGUOUS_UNDECIDED_MS`).
                     self.ambiguous_since.get_or_insert((t, false));
@@ -1815,13 +1784,13 @@ impl Tracker {
                     let base = game.pos_at(j).clone();
                     out.push(ambiguous_alert(&base, target, &sols));
                 }
-                self.ambiguous_alerted = Some(sols.clone());
+                self.current.ambiguous_alerted = Some(sols.clone());
             }
-            self.ambiguous_lines = sols.into_iter().map(|l| (j, l)).collect();
+            self.current.ambiguous_lines = sols.into_iter().map(|l| (j, l)).collect();
             return Resolution::Ambiguous;
         }
-        self.ambiguous_alerted = None;
-        self.ambiguous_lines.clear();
+        self.current.ambiguous_alerted = None;
+        self.current.ambiguous_lines.clear();
         let moves = sols.into_iter().next().expect("one solution");
         if self.lenient && matches!(target, Target::Occupancy(_)) {
             let emptied = self.seen.emptied();
@@ -1843,9 +1812,9 @@ impl Tracker {
         let game = self.game.as_ref().expect("playing");
         if game.pending.is_empty() {
             // The line was undone on the board: a press made for it is void.
-            self.press = None;
+            self.current.press = None;
         }
-        self.resolution = Resolution::Explained;
+        self.current.resolution = Resolution::Explained;
         self.settle(t, out);
         Resolution::Explained
     }
@@ -1956,13 +1925,14 @@ impl Tracker {
                 // with; one by the player to move may be for a move still in the
                 // hand, and is forgotten once the hand has had time to show one.
                 let to_move = game.tip().turn();
-                if let Some(side) = self.press.as_ref().map(|p| p.side) {
+                if let Some(side) = self.current.press.as_ref().map(|p| p.side) {
                     let by_mover = self.presser(side, to_move) == to_move;
-                    let stale = self.press.as_ref().is_some_and(|p| {
-                        self.resolution == Resolution::Explained
+                    let stale = self.current.press.as_ref().is_some_and(|p| {
+                        self.current.resolution == Resolution::Explained
                             && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
                     });
                     let without_move = self
+                        .current
                         .press
                         .as_ref()
                         .is_some_and(|p| p.without_move && !self.evidence_owns(p.id));
@@ -1977,7 +1947,7 @@ impl Tracker {
                         ));
                     }
                     if !by_mover || stale {
-                        self.press = None;
+                        self.current.press = None;
                     }
                 }
                 return;
@@ -1993,14 +1963,14 @@ impl Tracker {
                 // press starts afresh when it is made again.
                 self.late_press_wait = None;
             }
-            let press_side = self.press.as_ref().map(|p| p.side);
+            let press_side = self.current.press.as_ref().map(|p| p.side);
             let for_mover = match press_side {
                 Some(side) => self.presser(side, mover) == mover,
                 None => false,
             };
             if press_side.is_some() && !for_mover {
                 // A late press by the previous mover (6.2.2): it completes nothing new.
-                self.press = None;
+                self.current.press = None;
             }
             if let Some(reply) = reply {
                 // An occupancy frame that shows a move and its reply may show
@@ -2031,7 +2001,7 @@ impl Tracker {
                 continue;
             }
             if for_mover
-                && (self.resolution == Resolution::Explained || self.only_displaced_noise())
+                && (self.current.resolution == Resolution::Explained || self.only_displaced_noise())
             {
                 // The press came first and this picture, seen after it, completes
                 // the move: the board scanned it after the hand reached the clock,
@@ -2040,14 +2010,14 @@ impl Tracker {
                 // matter when another legal move touches a superset of this one's
                 // squares (the rook of a castling reported before its king): then,
                 // and only then, the picture must settle first.
-                let complete_after_press = self.press.as_ref().is_some_and(|p| {
+                let complete_after_press = self.current.press.as_ref().is_some_and(|p| {
                     p.t <= self.last_change_t
                         && self
                             .game
                             .as_ref()
                             .is_some_and(|g| !may_grow(g.verified(), g.pending[0].mv))
                 });
-                let p = self.press.as_mut().expect("checked");
+                let p = self.current.press.as_mut().expect("checked");
                 p.matched = true;
                 let settle = if p.on_still_move || complete_after_press {
                     0
@@ -2177,8 +2147,8 @@ impl Tracker {
             &game.history,
             game.verified(),
             ply,
-            &mut self.claims_noted,
-            &mut self.fifty_noted,
+            &mut self.current.claims_noted,
+            &mut self.current.fifty_noted,
         ));
         let Some(ending) = results::ending(&game.history) else {
             return;
@@ -2187,10 +2157,10 @@ impl Tracker {
             // Mate and stalemate end the game (5.1.1, 5.2.1): no move is left anyway.
             // After an earlier automatic draw the first ending stands: the game is
             // over for the record, only the board stops here.
-            if self.result_ply.is_some() {
+            if self.current.result_ply.is_some() {
                 self.phase = Phase::Over;
-                self.press = None;
-                self.takeback = None;
+                self.current.press = None;
+                self.current.takeback = None;
                 self.start_candidate = None;
                 if let Some(g) = self.game.as_mut() {
                     g.pending.clear();
@@ -2203,8 +2173,8 @@ impl Tracker {
         // The other endings that need no claim (5.2.2, 9.6) end the game in law, so
         // the result is published at this ply; players often play on before the
         // arbiter steps in, and the record keeps following the board.
-        if self.result_ply.is_none() {
-            self.result_ply = Some(ply);
+        if self.current.result_ply.is_none() {
+            self.current.result_ply = Some(ply);
             self.clock_laws.game_over();
             out.push(TrackerEvent::Alert(Alert {
                 id: 0,
@@ -2227,11 +2197,11 @@ impl Tracker {
 
     fn end_game(&mut self, result: GameResult, reason: ResultReason, out: &mut Vec<TrackerEvent>) {
         out.push(TrackerEvent::Game(GameEvent::Result { result, reason }));
-        self.result_ply = Some(self.ply());
+        self.current.result_ply = Some(self.ply());
         self.clock_laws.game_over();
         self.phase = Phase::Over;
-        self.press = None;
-        self.takeback = None;
+        self.current.press = None;
+        self.current.takeback = None;
         self.start_candidate = None;
         if let Some(g) = self.game.as_mut() {
             g.pending.clear();
@@ -2252,7 +2222,7 @@ impl Tracker {
         board: &Board,
         out: &mut Vec<TrackerEvent>,
     ) -> bool {
-        let Some((illegal, mover)) = self.illegal_stand.clone() else {
+        let Some((illegal, mover)) = self.current.illegal_stand.clone() else {
             return false;
         };
         let open = self
@@ -2261,12 +2231,12 @@ impl Tracker {
             .position(|a| a.game_no == self.game_no && a.kind == AlertKind::IllegalMove);
         let (Some(open), Some(game)) = (open, self.game.as_ref()) else {
             // Corrected (or the game moved on otherwise): nothing can stand.
-            self.illegal_stand = None;
+            self.current.illegal_stand = None;
             return false;
         };
         let before = game.tip().clone();
         if before.turn() != mover {
-            self.illegal_stand = None;
+            self.current.illegal_stand = None;
             return false;
         }
         // The position the illegal move left, the opponent to move; castling
@@ -2347,22 +2317,11 @@ impl Tracker {
 
     /// Forgets everything about moves in progress and the alerts they raised,
     /// for a game that starts afresh from a new position: a new game, or the
-    /// position an illegal move left standing (A.4.2). One list, so that a
-    /// field added later cannot be cleared in one place and not the other.
+    /// position an illegal move left standing (A.4.2). One struct
+    /// ([`move_state::MoveState`]), so that a field added later cannot be
+    /// cleared in one place and not the other.
     fn clear_move_state(&mut self) {
-        self.illegal_stand = None;
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
-        self.takeback = None;
-        self.passed_back = None;
-        self.press = None;
-        self.ambiguous_alerted = None;
-        self.ambiguous_lines.clear();
-        self.result_ply = None;
-        self.displaced = None;
-        self.claims_noted.clear();
-        self.fifty_noted = false;
+        self.current = move_state::MoveState::default();
     }
 
     /// A picture that makes sense only with the board turned: the board was turned
@@ -2382,9 +2341,9 @@ impl Tracker {
                 self.orientation = o;
                 self.last_board = Some(tip.clone());
                 self.reset_evidence();
-                self.resolution = Resolution::Explained;
-                self.unexplained_since = None;
-                self.takeback = None;
+                self.current.resolution = Resolution::Explained;
+                self.current.unexplained_since = None;
+                self.current.takeback = None;
                 if o.is_quarter_turn() && !was_quarter {
                     out.push(quarter_turn_alert());
                 }
@@ -2409,7 +2368,7 @@ impl Tracker {
         let start = game.history[0].board().occupied();
         if game.history.len() > 1
             || !game.pending.is_empty()
-            || !self.ambiguous_lines.is_empty()
+            || !self.current.ambiguous_lines.is_empty()
             || self.orientation.is_quarter_turn()
             || start.rotate_180() != start
         {
@@ -2478,7 +2437,7 @@ impl Tracker {
         if game.ply() == 0
             && game.pending.is_empty()
             && self.white_side.is_none()
-            && self.resolution == Resolution::Explained
+            && self.current.resolution == Resolution::Explained
         {
             // The side not to move starts the opponent's clock (6.6).
             self.white_side = Some(color_side(side, !game.verified().turn()));
@@ -2504,15 +2463,15 @@ impl Tracker {
         // touching d2 on its way to c3, the press made before the release), and
         // the board reports the rest a scan later.
         press.on_still_move = press.matched
-            && (self.resolution == Resolution::Explained || self.only_displaced_noise())
+            && (self.current.resolution == Resolution::Explained || self.only_displaced_noise())
             && t.saturating_sub(self.last_change_t) >= STILL_BEFORE_PRESS_MS;
         press.without_move = candidate_7_5_3
-            && self.resolution == Resolution::Explained
+            && self.current.resolution == Resolution::Explained
             && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
         if let Some(logged) = self.press_log.iter_mut().rev().find(|p| p.id == press.id) {
             *logged = press.clone();
         }
-        self.press = Some(press);
+        self.current.press = Some(press);
         self.settle(t, out);
     }
 
@@ -2617,13 +2576,13 @@ impl Tracker {
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
         self.ambiguity_undecided(t, out);
-        if self.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
+        if self.current.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
             if let Some(result) = self.last_board.as_ref().and_then(result_gesture) {
                 self.end_game(result, ResultReason::ResultGesture, out);
                 return;
             }
         }
-        if self.resolution != Resolution::Explained
+        if self.current.resolution != Resolution::Explained
             && (self.only_displaced_noise() || self.reply_under_way().is_some())
         {
             // A move made around displaced pieces settles as on a clean board;
@@ -2633,7 +2592,7 @@ impl Tracker {
                 return;
             }
         }
-        match self.resolution {
+        match self.current.resolution {
             Resolution::Explained => {
                 self.settle(t, out);
                 if self.phase != Phase::Playing {
@@ -2688,7 +2647,7 @@ impl Tracker {
                 }
             }
             Resolution::Unexplained => {
-                if let Some((k, since)) = self.takeback {
+                if let Some((k, since)) = self.current.takeback {
                     if t.saturating_sub(since) >= self.config.takeback_hold_ms {
                         self.take_back(t, k, out);
                         return;
@@ -2709,13 +2668,13 @@ impl Tracker {
                         let r = self.resolve(t, Target::Board(&board), out);
                         self.lenient = false;
                         if r != Resolution::Unexplained {
-                            self.resolution = r;
+                            self.current.resolution = r;
                             if r == Resolution::Explained {
                                 self.seen.reset(Target::Board(&board));
                             }
-                            self.unexplained_since = None;
-                            self.unexplained_alerted = false;
-                            self.takeback = None;
+                            self.current.unexplained_since = None;
+                            self.current.unexplained_alerted = false;
+                            self.current.takeback = None;
                             return;
                         }
                     }
@@ -2726,7 +2685,7 @@ impl Tracker {
                     if still >= RESYNC_STILL_MS
                         && boundary
                         && self.resync_tried != Some(self.last_change_t)
-                        && self.takeback.is_none()
+                        && self.current.takeback.is_none()
                     {
                         self.resync_tried = Some(self.last_change_t);
                         if self.resync(t, &board, out) {
@@ -2743,13 +2702,13 @@ impl Tracker {
                         let r = self.resolve(t, Target::Occupancy(occupancy), out);
                         self.lenient = false;
                         if r != Resolution::Unexplained {
-                            self.resolution = r;
+                            self.current.resolution = r;
                             if r == Resolution::Explained {
                                 self.seen.reset(Target::Occupancy(occupancy));
                             }
-                            self.unexplained_since = None;
-                            self.unexplained_alerted = false;
-                            self.takeback = None;
+                            self.current.unexplained_since = None;
+                            self.current.unexplained_alerted = false;
+                            self.current.takeback = None;
                             return;
                         }
                     }
@@ -2765,17 +2724,19 @@ impl Tracker {
                 }
                 let board = self.last_board.clone();
                 // With candidates pending (an ambiguity), the press was for one of them.
-                let candidates = !self.ambiguous_lines.is_empty();
+                let candidates = !self.current.ambiguous_lines.is_empty();
                 // A legal move the evidence reads on the board (made, or still
                 // under way) is no illegal move, whatever the press.
                 let presser = self
+                    .current
                     .press
                     .as_ref()
                     .zip(self.white_side)
                     .map(|(p, w)| side_color(p.side, w));
-                let id = self.press.as_ref().map(|p| p.id);
+                let id = self.current.press.as_ref().map(|p| p.id);
                 let legal = self.evidence_clears_press(presser, id);
                 if let Some(press) = self
+                    .current
                     .press
                     .as_mut()
                     .filter(|p| !candidates && !p.matched && !legal)
@@ -2783,11 +2744,11 @@ impl Tracker {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         out.extend(self.illegal_press_alert(board.as_ref()));
-                        self.unexplained_alerted = true;
+                        self.current.unexplained_alerted = true;
                         return;
                     }
                 }
-                if let Some(since) = self.unexplained_since {
+                if let Some(since) = self.current.unexplained_since {
                     let game = self.game.as_ref().expect("playing");
                     let shown = self
                         .last_raw
@@ -2810,14 +2771,14 @@ impl Tracker {
                     let seen_long_enough = self
                         .input_end
                         .is_none_or(|end| end.saturating_sub(since) >= threshold);
-                    if !self.unexplained_alerted
+                    if !self.current.unexplained_alerted
                         && t.saturating_sub(since) >= threshold
                         && seen_long_enough
                     {
-                        self.unexplained_alerted = true;
+                        self.current.unexplained_alerted = true;
                         if let Some(b) = &board {
                             let mask = search::diff(game.tip().board(), b);
-                            self.displaced = Some((mask, b.clone()));
+                            self.current.displaced = Some((mask, b.clone()));
                         }
                         out.push(laws::displaced_alert(
                             game.tip().board(),
@@ -2862,7 +2823,7 @@ impl Tracker {
                     && rapid_or_blitz
                     && matches!(&alert, TrackerEvent::Alert(a) if a.article == "7.5.1");
                 if stands_if_answered {
-                    self.illegal_stand = Some((b.clone(), mover));
+                    self.current.illegal_stand = Some((b.clone(), mover));
                 }
                 alert
             }
@@ -2911,7 +2872,7 @@ impl Tracker {
     /// Occupancy-only boards: candidates followed for `AMBIGUOUS_UNDECIDED_MS`
     /// without a frame deciding between them are named to the arbiters.
     fn ambiguity_undecided(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
-        if self.ambiguous_lines.is_empty() {
+        if self.current.ambiguous_lines.is_empty() {
             self.ambiguous_since = None;
             return;
         }
@@ -2926,16 +2887,18 @@ impl Tracker {
             return;
         };
         if self
+            .current
             .ambiguous_lines
             .iter()
             .any(|(k, _)| *k > game.pending.len())
         {
             return;
         }
-        let Some(j) = self.ambiguous_lines.iter().map(|(j, _)| *j).min() else {
+        let Some(j) = self.current.ambiguous_lines.iter().map(|(j, _)| *j).min() else {
             return;
         };
         let lines: Vec<Vec<Move>> = self
+            .current
             .ambiguous_lines
             .iter()
             .map(|(k, line)| {
@@ -2961,7 +2924,7 @@ impl Tracker {
     fn occupancy_capture_due(&self, t: Millis) -> bool {
         let hold = self.config.press_settle_ms * 2 + self.occupancy_frame_margin();
         let still = t.saturating_sub(self.last_change_t) >= hold;
-        let pressed = self.press.as_ref().is_some_and(|p| {
+        let pressed = self.current.press.as_ref().is_some_and(|p| {
             t.saturating_sub(p.t.max(self.last_change_t)) >= self.config.press_settle_ms
         });
         still || pressed
@@ -2989,9 +2952,9 @@ impl Tracker {
     /// boundary passed while the picture stayed unexplained or ambiguous): the
     /// board should show a made move then, not one under way.
     fn pressed_in_episode(&self) -> bool {
-        match (self.last_press_t, self.unexplained_since) {
+        match (self.last_press_t, self.current.unexplained_since) {
             (Some(p), Some(u)) => p >= u,
-            (Some(_), None) => self.resolution == Resolution::Ambiguous,
+            (Some(_), None) => self.current.resolution == Resolution::Ambiguous,
             _ => false,
         }
     }
@@ -3123,15 +3086,15 @@ impl Tracker {
             squares: Vec::new(),
             message,
         }));
-        self.press = None;
-        self.takeback = None;
-        self.passed_back = None;
-        self.ambiguous_lines.clear();
-        self.ambiguous_alerted = None;
-        self.displaced = None;
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
+        self.current.press = None;
+        self.current.takeback = None;
+        self.current.passed_back = None;
+        self.current.ambiguous_lines.clear();
+        self.current.ambiguous_alerted = None;
+        self.current.displaced = None;
+        self.current.resolution = Resolution::Explained;
+        self.current.unexplained_since = None;
+        self.current.unexplained_alerted = false;
         self.seen.reset(target);
         self.gap = false;
         self.settle(t, out);
@@ -3179,12 +3142,12 @@ impl Tracker {
             squares: Vec::new(),
             message,
         }));
-        self.takeback = None;
-        self.press = None;
-        self.ambiguous_lines.clear();
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
+        self.current.takeback = None;
+        self.current.press = None;
+        self.current.ambiguous_lines.clear();
+        self.current.resolution = Resolution::Explained;
+        self.current.unexplained_since = None;
+        self.current.unexplained_alerted = false;
         self.reset_evidence();
     }
 }
@@ -3239,8 +3202,8 @@ impl Tracker {
     /// `Retraction` naming them, and the game open again if its result came
     /// at one of them (a publisher drops the result with the retraction).
     fn retract_to(&mut self, k: usize, out: &mut Vec<TrackerEvent>) {
-        if self.result_ply.is_some_and(|p| p as usize > k) {
-            self.result_ply = None;
+        if self.current.result_ply.is_some_and(|p| p as usize > k) {
+            self.current.result_ply = None;
             self.clock_laws.reopen();
         }
         let game = self.game.as_mut().expect("playing");
