@@ -136,7 +136,10 @@ impl Tracker {
             // hand shows another legal position for a moment. The board must
             // stay so, or a press must come since it changed.
             let settled = t.saturating_sub(self.last_change_t) >= CORRECT_STILL_MS
-                || self.last_press_t.is_some_and(|p| p > self.last_change_t);
+                || self
+                    .clock
+                    .last_press_t
+                    .is_some_and(|p| p > self.last_change_t);
             if !moving
                 && !noisy
                 && settled
@@ -205,7 +208,7 @@ impl Tracker {
             Some(id) if self.current.press.as_ref().is_some_and(|p| p.id == id) => {
                 self.current.press.take()
             }
-            Some(id) => self.press_log.iter().find(|p| p.id == id).cloned(),
+            Some(id) => self.clock.press_log.iter().find(|p| p.id == id).cloned(),
             None => {
                 // Only a later ply made or under way takes the press from this
                 // one. A reading that keeps it as an early press for the

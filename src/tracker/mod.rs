@@ -18,6 +18,7 @@
 //! - Verified moves are withdrawn only when the board is put back to an earlier
 //!   position of the game and held there (takeback, arbiter correction).
 
+mod clock;
 mod clock_laws;
 mod evidence;
 mod follow;
@@ -27,6 +28,7 @@ mod results;
 mod search;
 mod start;
 
+use clock::{color_side, side_color, Press};
 use search::Target;
 
 use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture};
@@ -37,8 +39,8 @@ use shakmaty::{
 use thiserror::Error;
 
 use crate::events::{
-    Alert, AlertKind, AlertResolved, ColorName, GameEvent, GameResult, Millis, MoveEvent,
-    ResultReason, Severity, TrackerEvent,
+    Alert, AlertKind, AlertResolved, GameEvent, GameResult, Millis, MoveEvent, ResultReason,
+    Severity, TrackerEvent,
 };
 
 use crate::operator::Refusal;
@@ -155,31 +157,6 @@ struct Step {
     notes: Vec<TrackerEvent>,
 }
 
-/// A clock press whose move was still in the hand when it came.
-#[derive(Clone, Debug)]
-pub(super) struct Press {
-    /// Its number in the game (the evidence engine's name for it).
-    id: u32,
-    side: ClockSide,
-    t: Millis,
-    clock_ms: u64,
-    emt_ms: Option<u64>,
-    /// The presser's display on the last reading before the press (6.10.2 check).
-    before_ms: Option<u64>,
-    alerted: bool,
-    /// The board showed the mover's move complete after the press: the press is
-    /// fulfilled even if the opponent's hand moves in before it settles.
-    matched: bool,
-    /// The board showed the move complete when the press arrived: nothing is in
-    /// transit, the move is verified at once (a piece touched after the press,
-    /// knocked or adjusted, is not a new version of the move: 4.7, 6.2.1).
-    on_still_move: bool,
-    /// Pressed by the player to move with the board showing the position and no
-    /// move under way, outside the start procedure and not a double press: if no
-    /// move follows, Article 7.5.3.
-    without_move: bool,
-}
-
 /// Whether a picture showing `mv` played from `before` could be a partial report
 /// of another legal move: one whose changed squares strictly include `mv`'s and
 /// agree with `mv`'s result on them (occupancy only, so that boards which cannot
@@ -286,6 +263,8 @@ pub struct Tracker {
     /// The moves in progress and the alerts they raised: forgotten at once when
     /// a game starts afresh (see `move_state.rs`).
     current: move_state::MoveState,
+    /// The clock's sides and presses (see `clock.rs`).
+    clock: clock::ClockState,
 
     last_raw: Option<Picture>,
     last_board: Option<Board>,
@@ -314,9 +293,6 @@ pub struct Tracker {
     /// picture without its square seen empty, which a hand holding the piece
     /// also shows (see `UNSEEN_CAPTURE_HOLD_MS`).
     unseen_capture_ply: Option<usize>,
-    /// A reply proved the first pending move while the mover's clock still ran:
-    /// (verified plies then, the reply, when first seen), to wait for a late press.
-    late_press_wait: Option<(u32, Move, Millis)>,
     clock_laws: clock_laws::ClockLaws,
     /// What each square showed since the last explained picture.
     seen: search::Seen,
@@ -329,10 +305,6 @@ pub struct Tracker {
     /// so bursts cannot be checked against what the squares showed.
     gap: bool,
 
-    clock_seen: bool,
-    last_reading: Option<ClockReading>,
-    white_side: Option<ClockSide>,
-    turn_started_t: Option<Millis>,
     /// Alerts numbered so far (the last [`Alert::id`] given).
     alerts_raised: u32,
     /// The last retraction, for an arbiter to rule on: the ply it went back to,
@@ -347,9 +319,6 @@ pub struct Tracker {
     game_no: u32,
     /// Completed illegal moves in this game, White's and Black's (7.5.5).
     illegal_counts: [u32; 2],
-    /// Clock presses seen in this game, and the time of the last one.
-    presses_in_game: u32,
-    last_press_t: Option<Millis>,
     /// The unexplained episode (by its `unexplained_since`) seen as a move under way.
     under_way_episode: Option<Millis>,
     /// Squares emptied in the latest board scan, and when that scan began.
@@ -377,8 +346,6 @@ pub struct Tracker {
     /// takeback undoes the last ply first, the same plies played again come
     /// in their own order.
     square_changed: [Millis; 64],
-    /// The latest presses of the game, for the plies the evidence gives them to.
-    press_log: Vec<Press>,
     /// The provisional move last withdrawn without a replacement, and its ply.
     withdrawn_provisional: Option<(usize, Move)>,
     /// The close readings disagree about the next ply to verify: since when,
@@ -401,12 +368,6 @@ const TWO_HANDS_MOVE_MS: Millis = 400;
 /// look two-handed once there are this many in the game (and at each further
 /// this many), not of every one.
 const TWO_HANDS_REPEATS: usize = 3;
-/// A move proven by the reply waits for its mover's late press at least this
-/// long after the board last changed (the reply's hand at work; the clock's
-/// report of a press comes up to a second after the press)...
-const LATE_PRESS_AFTER_REPLY_MS: Millis = 1_200;
-/// ...but never longer than this after the reply was first seen.
-const LATE_PRESS_WAIT_MOST_MS: Millis = 5_000;
 /// A picture of a game in progress still this long, with no clock running,
 /// before any game started: the board was joined mid-game (not a set-up going
 /// on, which changes every few seconds).
@@ -429,9 +390,6 @@ const RESYNC_QUIET_MS: Millis = 6_000;
 /// Most verified plies a self-correction withdraws, and most plies it finds.
 const RESYNC_MAX_BACK: usize = 4;
 const RESYNC_MAX_PLIES: usize = 6;
-/// A picture at least this old when the clock is pressed shows a move complete:
-/// longer than one board scan (200–250 ms).
-const STILL_BEFORE_PRESS_MS: Millis = 300;
 /// Occupancy-only boards: a capture the frames cannot tell from another
 /// capture of the same piece (the captured square occupied before and after)
 /// is usually told by a later move of the capturing piece. The candidates are
@@ -443,11 +401,6 @@ const AMBIGUOUS_UNDECIDED_MS: Millis = 120_000;
 /// board, which players do for several seconds: without a reply it is
 /// verified only after the picture has been still this long.
 const UNSEEN_CAPTURE_HOLD_MS: Millis = 8_000;
-/// Presses kept for the evidence to give to plies.
-const PRESS_LOG: usize = 16;
-/// A press this soon after the previous one is a double press (a bounce, or both
-/// players' hands on the clock), never a press without a move.
-const DOUBLE_PRESS_MS: Millis = 500;
 
 impl Tracker {
     /// A tracker waiting for a start picture.
@@ -461,6 +414,7 @@ impl Tracker {
             online: true,
             paused: false,
             current: move_state::MoveState::default(),
+            clock: clock::ClockState::default(),
             last_raw: None,
             last_board: None,
             last_change_t: 0,
@@ -473,24 +427,17 @@ impl Tracker {
             wrong_start_alerted: None,
             ambiguous_since: None,
             unseen_capture_ply: None,
-            late_press_wait: None,
             clock_laws: clock_laws::ClockLaws::default(),
             seen: search::Seen::default(),
             lenient: false,
             lenient_tried: None,
             gap: false,
-            clock_seen: false,
-            last_reading: None,
-            white_side: None,
-            turn_started_t: None,
             alerts_raised: 0,
             withdrawn: None,
             withdrawn_alert: None,
             open_alerts: Vec::new(),
             game_no: 0,
             illegal_counts: [0; 2],
-            presses_in_game: 0,
-            last_press_t: None,
             under_way_episode: None,
             scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
             same_scan_lifts: shakmaty::Bitboard::EMPTY,
@@ -500,7 +447,6 @@ impl Tracker {
             evidence: None,
             anchor_ply: 0,
             withdrawn_provisional: None,
-            press_log: Vec::new(),
             reading_is_play: false,
             square_changed: [0; 64],
             undecided: None,
@@ -621,151 +567,12 @@ impl Tracker {
         self.review_alerts(out);
     }
 
-    fn clock_inner(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
-        self.timers(t_ms, out);
-        // Only a clock that reports its lever shows presses; without one, moves are
-        // verified as on a board with no clock.
-        if reading.lever_high.is_some() {
-            self.clock_seen = true;
-        }
-        let prev = self.last_reading.replace(*reading);
-        if self.phase != Phase::Playing {
-            // Article 6.6: the clock started with a start position on the
-            // board, however briefly it was still, starts the game.
-            let started = reading.running && !prev.is_some_and(|p| p.running);
-            if started {
-                if let Some(cand) = self
-                    .start_candidate
-                    .take()
-                    .or_else(|| self.brief_start.take())
-                {
-                    self.begin_game(t_ms, cand, out);
-                    // What the board shows now (a first move under way) is read
-                    // as any picture of the game.
-                    if let Some(raw) = self.last_raw.clone() {
-                        self.play_picture(t_ms, &raw, out);
-                    }
-                }
-            }
-            return;
-        }
-        let ply0_idle = self
-            .game
-            .as_ref()
-            .is_some_and(|g| g.ply() == 0 && g.pending.is_empty());
-        // Article 6.6: at the start the arbiter starts the clock of the side to move
-        // (White's, unless the operator set a position with Black to move). A
-        // clock seen starting later than that, with the first move already on the
-        // board (a bus board's clock is polled only every two seconds, and players
-        // sometimes start the clock after the first move), was still started for
-        // the player whose move is not yet verified: the lever's change is that
-        // start, not a press, and the running side is that player's.
-        let started = reading.running && prev.is_some_and(|p| !p.running);
-        let mapped_by_start =
-            self.white_side.is_none() && reading.running && (ply0_idle || started);
-        // Unless the clock was started earlier and its first report came only
-        // after the first mover's press (a clock reports on a change, and the
-        // start itself may not move the lever): then the stopped display has
-        // gained its increment since the still clock's last report, while the
-        // running one has not, and the lever's change is that press. That
-        // holds with the first move still in the hand too (a press made
-        // before the piece is released): the line is empty, the press is not.
-        let pressed_since_start = mapped_by_start
-            && prev.zip(reading.lever_high).is_some_and(|(p, running)| {
-                let stopped = running.other();
-                reading.side(stopped).millis > p.side(stopped).millis
-                    && reading.side(running).millis <= p.side(running).millis
-            });
-        if mapped_by_start {
-            if let (Some(side), Some(game)) = (reading.lever_high, self.game.as_ref()) {
-                // The running side is the player's whose move is not verified
-                // yet, or the opponent's if that player has pressed already.
-                let running_for = if pressed_since_start {
-                    !game.verified().turn()
-                } else {
-                    game.verified().turn()
-                };
-                self.white_side = Some(color_side(side, running_for));
-                self.turn_started_t = Some(t_ms);
-            }
-        }
-        if ply0_idle && reading.running && !prev.is_some_and(|p| p.running) {
-            self.turn_started_t = Some(t_ms);
-        }
-        // A press still waiting for its move: the mover's display is stopped now,
-        // and the latest reading has any increment the clock added.
-        if let Some(p) = self.current.press.as_mut() {
-            if reading.lever_high == Some(p.side.other()) {
-                p.clock_ms = reading.side(p.side).millis;
-            }
-        }
-        // The side whose button went down pressed.
-        if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
-            if pressed_since_start {
-                // The stopped side pressed, whether or not the start moved the
-                // lever first (an arbiter's start on the side already down
-                // does not, then the press moves it back).
-                let side = new.other();
-                let before_ms = prev.map(|p| p.side(side).millis);
-                self.on_press(t_ms, side, before_ms, reading, out);
-            } else if old != new && mapped_by_start && !ply0_idle {
-                // The start itself (see above): nobody completed a move.
-            } else if old != new {
-                let before_ms = prev.map(|p| p.side(old).millis);
-                self.on_press(t_ms, old, before_ms, reading, out);
-            } else if let Some(p) = prev.filter(|p| p.running && reading.running) {
-                // Two presses inside one report (the mover's late press, then the
-                // opponent's for a reply already made) leave the lever where it
-                // was; the increment each press added shows them. The running
-                // side's display went up: it pressed first, then the other side.
-                if reading.side(new).millis > p.side(new).millis
-                    && reading.side(new.other()).millis >= p.side(new.other()).millis
-                    && reading.side(new.other()).millis > 0
-                {
-                    let first_before = Some(p.side(new).millis);
-                    self.on_press(t_ms, new, first_before, reading, out);
-                    if self.phase == Phase::Playing {
-                        let second_before = Some(p.side(new.other()).millis);
-                        self.on_press(t_ms, new.other(), second_before, reading, out);
-                    }
-                }
-            }
-        }
-        if self.phase == Phase::Playing && !self.config.no_clock {
-            if let Some(game) = self.game.as_ref() {
-                let view = clock_laws::GameView {
-                    pos: game.verified(),
-                    ply: game.ply(),
-                    white_side: self.white_side,
-                };
-                self.clock_laws
-                    .reading(t_ms, reading, prev.as_ref(), view, out);
-            }
-        }
-        if let Some(white) = self.white_side {
-            if prev.as_ref() != Some(reading) {
-                let running = reading.running_side().map(|s| {
-                    if s == white {
-                        ColorName::White
-                    } else {
-                        ColorName::Black
-                    }
-                });
-                out.push(TrackerEvent::Game(GameEvent::Clock {
-                    white_ms: reading.side(white).millis,
-                    black_ms: reading.side(white.other()).millis,
-                    running,
-                }));
-            }
-        }
-    }
-
     /// The side of the clock White uses, once learned from the clock, and the
     /// side the lever lets run in the latest reading (running or paused).
     pub fn clock_sides(&self) -> (Option<ClockSide>, Option<ClockSide>) {
         (
-            self.white_side,
-            self.last_reading.and_then(|r| r.lever_high),
+            self.clock.white_side,
+            self.clock.last_reading.and_then(|r| r.lever_high),
         )
     }
 
@@ -894,8 +701,9 @@ impl Tracker {
             AlertKind::ClockPressedWithoutMove => {
                 let to_move = game.map(|g| g.verified().turn());
                 let running = self
+                    .clock
                     .white_side
-                    .zip(self.last_reading.and_then(|r| r.running_side()))
+                    .zip(self.clock.last_reading.and_then(|r| r.running_side()))
                     .map(|(w, s)| side_color(s, w));
                 if ply > a.ply {
                     Some("a move was made since".into())
@@ -961,16 +769,12 @@ impl Tracker {
 
     /// Which clock side is White's, once the clock has shown it.
     pub fn white_clock_side(&self) -> Option<ClockSide> {
-        self.white_side
+        self.clock.white_side
     }
 
     /// Whether a game is being followed (started and not finished).
     pub fn in_game(&self) -> bool {
         self.phase == Phase::Playing
-    }
-
-    fn clockless(&self) -> bool {
-        self.config.no_clock || !self.clock_seen
     }
 
     // ----- operator commands ----------------------------------------------------
@@ -1337,11 +1141,11 @@ impl Tracker {
         self.unknown_alerted = false;
         self.certain_ply = 0;
         self.resync_tried = None;
-        self.late_press_wait = None;
+        self.clock.late_press_wait = None;
         self.game_no += 1;
         self.illegal_counts = [0; 2];
-        self.presses_in_game = 0;
-        self.last_press_t = None;
+        self.clock.presses_in_game = 0;
+        self.clock.last_press_t = None;
         self.two_hands_plies = shakmaty::ByColor::default();
         self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         self.unseen_capture_ply = None;
@@ -1355,15 +1159,15 @@ impl Tracker {
         self.gap = false;
         self.last_change_t = t;
         // A new game may be played with the players on other sides of the clock.
-        self.white_side = None;
-        self.turn_started_t = None;
+        self.clock.white_side = None;
+        self.clock.turn_started_t = None;
         self.clock_laws
-            .begin_game(self.last_reading.is_some_and(|r| r.running), out);
-        if let Some(r) = self.last_reading {
+            .begin_game(self.clock.last_reading.is_some_and(|r| r.running), out);
+        if let Some(r) = self.clock.last_reading {
             if r.running {
                 let to_move = self.game.as_ref().expect("just set").verified().turn();
-                self.white_side = r.lever_high.map(|s| color_side(s, to_move));
-                self.turn_started_t = Some(t);
+                self.clock.white_side = r.lever_high.map(|s| color_side(s, to_move));
+                self.clock.turn_started_t = Some(t);
             }
         }
         self.reset_evidence();
@@ -1896,19 +1700,6 @@ impl Tracker {
         }
     }
 
-    /// The colour of the player who pressed on `side`; with no mapping yet, the
-    /// press is taken as the mover's and maps the clock (6.6: the display that
-    /// stops when a player completes a move is his).
-    fn presser(&mut self, side: ClockSide, mover: Color) -> Color {
-        match self.white_side {
-            Some(w) => side_color(side, w),
-            None => {
-                self.white_side = Some(color_side(side, mover));
-                mover
-            }
-        }
-    }
-
     /// Verifies what is proven: every move followed by a later one (6.2.1), and the
     /// first move once its mover's press has settled. The board reports squares up
     /// to a scan (~250 ms) late, so a press can come before the last square of its
@@ -1961,7 +1752,7 @@ impl Tracker {
             if n < 2 && reply.is_none() {
                 // The reply is gone (taken back in the hand): a wait for the late
                 // press starts afresh when it is made again.
-                self.late_press_wait = None;
+                self.clock.late_press_wait = None;
             }
             let press_side = self.current.press.as_ref().map(|p| p.side);
             let for_mover = match press_side {
@@ -2033,44 +1824,6 @@ impl Tracker {
         }
     }
 
-    /// Whether to hold the first pending move (proven by the reply) for its mover's
-    /// press: the mover's clock still runs, so the press is still to come (6.2.2)
-    /// and only it shows the time the record must carry. Held while the reply is
-    /// the only move after it, for at most `late_press_ms`.
-    fn awaits_late_press(&mut self, t: Millis, mover: Color, reply: Move) -> bool {
-        let running = self
-            .white_side
-            .zip(self.last_reading.and_then(|r| r.running_side()))
-            .map(|(w, s)| side_color(s, w));
-        let ply = self.ply();
-        let n = self.game.as_ref().map_or(0, |g| g.pending.len());
-        if n > 2 {
-            self.late_press_wait = None;
-            return false;
-        }
-        if self.clockless() || running != Some(mover) {
-            self.late_press_wait = None;
-            return false;
-        }
-        // The wait belongs to this reply: a reply changed or taken back and made
-        // again starts it afresh.
-        // A reply still under way may be read as another candidate move on the
-        // next picture: the same reply, the wait goes on.
-        let since = match self.late_press_wait {
-            Some((p, mv, since)) if p == ply && (mv == reply || n < 2) => since,
-            _ => t,
-        };
-        self.late_press_wait = Some((ply, reply, since));
-        // A reply made slowly (a castling, a piece carried far) is still no
-        // proof the press was forgotten: the mover may press once the reply
-        // stands, and the clock reports the press up to a second later. So
-        // the wait lasts until a while after the board last changed, within
-        // a bound.
-        let after_reply =
-            (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + LATE_PRESS_WAIT_MOST_MS);
-        t < (since + self.config.late_press_ms).max(after_reply)
-    }
-
     /// Publishes the first provisional move as verified.
     fn verify_first(&mut self, press: Option<&Press>, out: &mut Vec<TrackerEvent>) {
         // The press the evidence gives this ply (a late one, or one read
@@ -2079,11 +1832,11 @@ impl Tracker {
             Some(_) => None,
             None => self
                 .evidence_press_for_next()
-                .and_then(|id| self.press_log.iter().find(|p| p.id == id).cloned()),
+                .and_then(|id| self.clock.press_log.iter().find(|p| p.id == id).cloned()),
         };
         let press = press.or(logged.as_ref());
-        let white_side = self.white_side;
-        let last_reading = self.last_reading;
+        let white_side = self.clock.white_side;
+        let last_reading = self.clock.last_reading;
         let game = self.game.as_mut().expect("playing");
         let step = game.pending.remove(0);
         let before = game.verified().clone();
@@ -2391,106 +2144,6 @@ impl Tracker {
         true
     }
 
-    // ----- clock ----------------------------------------------------------------
-
-    fn on_press(
-        &mut self,
-        t: Millis,
-        side: ClockSide,
-        before_ms: Option<u64>,
-        reading: &ClockReading,
-        out: &mut Vec<TrackerEvent>,
-    ) {
-        let press = Press {
-            id: self.presses_in_game + 1,
-            side,
-            t,
-            clock_ms: reading.side(side).millis,
-            emt_ms: self.turn_started_t.map(|s| t.saturating_sub(s)),
-            before_ms,
-            alerted: false,
-            matched: false,
-            on_still_move: false,
-            without_move: false,
-        };
-        // 7.5.3 is only considered for a press whose presser is known (the clock
-        // mapped before it), that is not the game's first (the start procedure),
-        // not a double press, with the clock running after it (not the arbiter
-        // handling a stopped clock).
-        let double = self
-            .last_press_t
-            .is_some_and(|p| t.saturating_sub(p) < DOUBLE_PRESS_MS);
-        let first = self.presses_in_game == 0;
-        self.presses_in_game += 1;
-
-        self.last_press_t = Some(t);
-        let candidate_7_5_3 = !double
-            && !first
-            && reading.running
-            && self.white_side.is_some_and(|w| {
-                self.game
-                    .as_ref()
-                    .is_some_and(|g| side_color(side, w) == g.verified().turn())
-            });
-        self.turn_started_t = Some(t);
-        let game = self.game.as_ref().expect("playing");
-        if game.ply() == 0
-            && game.pending.is_empty()
-            && self.white_side.is_none()
-            && self.current.resolution == Resolution::Explained
-        {
-            // The side not to move starts the opponent's clock (6.6).
-            self.white_side = Some(color_side(side, !game.verified().turn()));
-        }
-        // Logged before the engine reads it: the engine may verify the ply
-        // this press ends right away, and the move takes its time and clock
-        // ([%emt], [%clk]) from the log.
-        self.press_log.push(press.clone());
-        if self.press_log.len() > PRESS_LOG {
-            self.press_log.remove(0);
-        }
-        if let (Some(w), Some(ev)) = (self.white_side, self.evidence.as_mut()) {
-            ev.press(t, side_color(side, w), self.presses_in_game);
-            if !self.gap {
-                let r = self.follow_evidence(t, out);
-                self.engine_resolution(r);
-            }
-        }
-        let mut press = press;
-        press.matched = self.pressed_for_shown_move(side);
-        // Still means still for a board scan: a picture that changed just before
-        // the press may be a square the hand brushed on the way (a knight
-        // touching d2 on its way to c3, the press made before the release), and
-        // the board reports the rest a scan later.
-        press.on_still_move = press.matched
-            && (self.current.resolution == Resolution::Explained || self.only_displaced_noise())
-            && t.saturating_sub(self.last_change_t) >= STILL_BEFORE_PRESS_MS;
-        press.without_move = candidate_7_5_3
-            && self.current.resolution == Resolution::Explained
-            && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
-        if let Some(logged) = self.press_log.iter_mut().rev().find(|p| p.id == press.id) {
-            *logged = press.clone();
-        }
-        self.current.press = Some(press);
-        self.settle(t, out);
-    }
-
-    /// The board has shown the presser's move complete (it is the line's first
-    /// move): whatever the picture shows when the press arrives (the clock reports
-    /// up to a second late, by when a hand may be moving again: the opponent's
-    /// reply, an adjustment, a knocked piece), this press is not an illegal one.
-    /// The move is still verified only on a settled picture or the opponent's move.
-    fn pressed_for_shown_move(&mut self, side: ClockSide) -> bool {
-        let Some(game) = self.game.as_ref() else {
-            return false;
-        };
-        if game.pending.is_empty() {
-            return false;
-        }
-        let mover = game.verified().turn();
-        self.presser(side, mover) == mover
-    }
-
     // ----- timers ---------------------------------------------------------------
 
     fn timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
@@ -2530,7 +2183,7 @@ impl Tracker {
             Phase::Playing => {
                 self.game_timers(t, out);
                 if self.phase == Phase::Playing && !self.config.no_clock {
-                    let last = self.last_reading;
+                    let last = self.clock.last_reading;
                     self.clock_laws.tick(t, last.as_ref(), out);
                 }
             }
@@ -2557,7 +2210,7 @@ impl Tracker {
         if raw.count(Color::White.king()) != 1 || raw.count(Color::Black.king()) != 1 {
             return;
         }
-        let running = !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+        let running = !self.config.no_clock && self.clock.last_reading.is_some_and(|r| r.running);
         if !running && t.saturating_sub(self.last_change_t) < POSITION_UNKNOWN_MS {
             return;
         }
@@ -2714,7 +2367,7 @@ impl Tracker {
                     }
                 }
                 let clock_running =
-                    !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+                    !self.config.no_clock && self.clock.last_reading.is_some_and(|r| r.running);
                 if let Some(cand) = &self.start_candidate {
                     if !clock_running && t.saturating_sub(cand.since) >= self.config.start_hold_ms {
                         let cand = self.start_candidate.take().expect("checked");
@@ -2731,7 +2384,7 @@ impl Tracker {
                     .current
                     .press
                     .as_ref()
-                    .zip(self.white_side)
+                    .zip(self.clock.white_side)
                     .map(|(p, w)| side_color(p.side, w));
                 let id = self.current.press.as_ref().map(|p| p.id);
                 let legal = self.evidence_clears_press(presser, id);
@@ -2952,7 +2605,7 @@ impl Tracker {
     /// boundary passed while the picture stayed unexplained or ambiguous): the
     /// board should show a made move then, not one under way.
     fn pressed_in_episode(&self) -> bool {
-        match (self.last_press_t, self.current.unexplained_since) {
+        match (self.clock.last_press_t, self.current.unexplained_since) {
             (Some(p), Some(u)) => p >= u,
             (Some(_), None) => self.current.resolution == Resolution::Ambiguous,
             _ => false,
@@ -3102,7 +2755,8 @@ impl Tracker {
     }
 
     fn take_back(&mut self, t: Millis, k: usize, out: &mut Vec<TrackerEvent>) {
-        let clock_running = !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
+        let clock_running =
+            !self.config.no_clock && self.clock.last_reading.is_some_and(|r| r.running);
         if k == 0 && !clock_running {
             // Back to the start with the clock stopped: the players set up the next
             // game after one that ended off the board (resignation, agreed draw).
@@ -3171,22 +2825,6 @@ fn withdrawn_from(game: &Game, k: usize) -> (usize, String, Vec<Chess>) {
 
 fn fen_of(pos: &Chess) -> String {
     Fen::from_position(pos, EnPassantMode::Legal).to_string()
-}
-
-fn side_color(side: ClockSide, white: ClockSide) -> Color {
-    if side == white {
-        Color::White
-    } else {
-        Color::Black
-    }
-}
-
-fn color_side(side: ClockSide, color: Color) -> ClockSide {
-    // `side` belongs to `color`: White's side is `side` or the other one.
-    match color {
-        Color::White => side,
-        Color::Black => side.other(),
-    }
 }
 
 fn names(squares: &[Square]) -> String {
