@@ -101,9 +101,10 @@ impl Tracker {
             let started = reading.running && !prev.is_some_and(|p| p.running);
             if started {
                 if let Some(cand) = self
+                    .start
                     .start_candidate
                     .take()
-                    .or_else(|| self.brief_start.take())
+                    .or_else(|| self.start.brief_start.take())
                 {
                     self.begin_game(t_ms, cand, out);
                     // What the board shows now (a first move under way) is read

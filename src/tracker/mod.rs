@@ -188,17 +188,6 @@ fn may_grow(before: &Chess, mv: Move) -> bool {
     })
 }
 
-/// A start picture waiting for its hold.
-#[derive(Clone, Debug)]
-struct StartCandidate {
-    raw: Picture,
-    since: Millis,
-    orientation: Orientation,
-    pos: Chess,
-    mode: CastlingMode,
-    chess960: Option<u32>,
-}
-
 #[derive(Clone, Debug)]
 struct Game {
     mode: CastlingMode,
@@ -254,7 +243,6 @@ pub struct Tracker {
     config: TrackerConfig,
     phase: Phase,
     orientation: Orientation,
-    custom_start: Option<(Chess, CastlingMode)>,
     game: Option<Game>,
     online: bool,
     /// The host stopped reading the board for a while, losing nothing (see
@@ -265,26 +253,17 @@ pub struct Tracker {
     current: move_state::MoveState,
     /// The clock's sides and presses (see `clock.rs`).
     clock: clock::ClockState,
+    /// The start watched for between games (see `start.rs`).
+    start: start::StartWatch,
 
     last_raw: Option<Picture>,
     last_board: Option<Board>,
     last_change_t: Millis,
-    start_candidate: Option<StartCandidate>,
-    /// A start picture that gave way before its hold (a daemon started, or a
-    /// board plugged in, just as the round begins): it still starts the game
-    /// if the clock is started (6.6) or a legal first move is made from it
-    /// while the board stays within one move of it.
-    brief_start: Option<StartCandidate>,
-    /// The board shows a game in progress the tracker never saw start (a daemon
-    /// started late, a board swapped) and the arbiters were told.
-    unknown_alerted: bool,
     /// Verified plies the board has shown still for `CERTAIN_STILL_MS` with
     /// nothing pending: self-correction never goes back before them.
     certain_ply: usize,
     /// The picture (by its change time) a self-correction was tried for.
     resync_tried: Option<Millis>,
-    wrong_start: Option<(Picture, Millis, Vec<Square>)>,
-    wrong_start_alerted: Option<Picture>,
     /// Occupancy-only boards: since when the candidates have been followed
     /// without the arbiters being told (see `AMBIGUOUS_UNDECIDED_MS`), and
     /// whether they have been told since.
@@ -368,10 +347,6 @@ const TWO_HANDS_MOVE_MS: Millis = 400;
 /// look two-handed once there are this many in the game (and at each further
 /// this many), not of every one.
 const TWO_HANDS_REPEATS: usize = 3;
-/// A picture of a game in progress still this long, with no clock running,
-/// before any game started: the board was joined mid-game (not a set-up going
-/// on, which changes every few seconds).
-const POSITION_UNKNOWN_MS: Millis = 10_000;
 /// A position the board shows this long with nothing pending is certain:
 /// self-correction never withdraws it.
 const CERTAIN_STILL_MS: Millis = 2_000;
@@ -409,22 +384,17 @@ impl Tracker {
             config,
             phase: Phase::WaitingStart,
             orientation: Orientation::NORMAL,
-            custom_start: None,
             game: None,
             online: true,
             paused: false,
             current: move_state::MoveState::default(),
             clock: clock::ClockState::default(),
+            start: start::StartWatch::default(),
             last_raw: None,
             last_board: None,
             last_change_t: 0,
-            start_candidate: None,
-            brief_start: None,
-            unknown_alerted: false,
             certain_ply: 0,
             resync_tried: None,
-            wrong_start: None,
-            wrong_start_alerted: None,
             ambiguous_since: None,
             unseen_capture_ply: None,
             clock_laws: clock_laws::ClockLaws::default(),
@@ -468,7 +438,7 @@ impl Tracker {
         let parsed: Fen = fen.parse().map_err(|e| bad(format!("{e}")))?;
         let mode = CastlingMode::detect(parsed.as_setup());
         let pos = Chess::from_setup(parsed.into_setup(), mode).map_err(|e| bad(format!("{e}")))?;
-        self.custom_start = Some((pos, mode));
+        self.start.custom_start = Some((pos, mode));
         Ok(())
     }
 
@@ -991,196 +961,6 @@ impl Tracker {
         }
     }
 
-    // ----- start of game -------------------------------------------------------
-
-    fn detect_start(&self, raw: &Picture) -> Option<StartCandidate> {
-        let pieces = match &self.custom_start {
-            Some((pos, _)) => pos.board().occupied().count(),
-            None => 32,
-        };
-        if raw.occupied().count() != pieces {
-            return None;
-        }
-        if raw.magic_pieces().next().is_none() && raw.to_board().is_none() {
-            return self.detect_occupancy_start(raw);
-        }
-        for o in Orientation::ALL {
-            let Some(board) = o.apply(raw).to_board() else {
-                continue;
-            };
-            let found = match &self.custom_start {
-                Some((pos, mode)) => {
-                    (pos.board() == &board).then(|| (pos.clone(), *mode, start_number(&board)))
-                }
-                None => start_number(&board).and_then(|n| {
-                    start::start_position(&board, n).map(|(pos, mode)| (pos, mode, Some(n)))
-                }),
-            };
-            if let Some((pos, mode, chess960)) = found {
-                return Some(StartCandidate {
-                    raw: raw.clone(),
-                    since: 0,
-                    orientation: o,
-                    pos,
-                    mode,
-                    chess960,
-                });
-            }
-        }
-        None
-    }
-
-    /// Occupancy-only boards cannot tell a Chess960 start from the standard one, nor
-    /// a board turned 180° from one used as built: the start must be the standard
-    /// one or the operator's (`set_start_fen`), and the board is taken as built.
-    /// A quarter turn still shows (files instead of ranks occupied).
-    fn detect_occupancy_start(&self, raw: &Picture) -> Option<StartCandidate> {
-        let (pos, mode) = match &self.custom_start {
-            Some((pos, mode)) => (pos.clone(), *mode),
-            None => (Chess::default(), CastlingMode::Standard),
-        };
-        let chess960 = start_number(pos.board());
-        [
-            Orientation::ALL[0],
-            Orientation::ALL[2],
-            Orientation::ALL[3],
-        ]
-        .into_iter()
-        .find(|o| o.apply(raw).occupied() == pos.board().occupied())
-        .map(|orientation| StartCandidate {
-            raw: raw.clone(),
-            since: 0,
-            orientation,
-            pos,
-            mode,
-            chess960,
-        })
-    }
-
-    /// The brief start a picture proves: `picture` shows a legal first move
-    /// made from it.
-    fn first_move_from_brief_start(&mut self, picture: &Picture) -> Option<StartCandidate> {
-        let pending = self
-            .start_candidate
-            .as_ref()
-            .or(self.brief_start.as_ref())?;
-        if self.detect_start(picture).is_some() {
-            return None;
-        }
-        let proven = pending
-            .orientation
-            .apply(picture)
-            .to_board()
-            .is_some_and(|board| {
-                !search::sequences(&pending.pos, Target::Board(&board), 1, 1, None).is_empty()
-            });
-        if !proven {
-            return None;
-        }
-        self.start_candidate
-            .take()
-            .or_else(|| self.brief_start.take())
-    }
-
-    fn look_for_start(&mut self, t: Millis, raw: &Picture) {
-        if let Some(mut cand) = self.detect_start(raw) {
-            cand.since = t;
-            self.start_candidate = Some(cand);
-            self.brief_start = None;
-            self.wrong_start = None;
-            return;
-        }
-        // A start that gave way before its hold stays in mind while the board
-        // is within one move of it (a piece in the hand: at most two squares
-        // differ from the start; a move under way, four). Further away, pieces
-        // are being set up or the board cleared.
-        if let Some(cand) = self.start_candidate.take() {
-            self.brief_start = Some(cand);
-        }
-        if let Some(cand) = &self.brief_start {
-            let near = cand
-                .orientation
-                .apply(raw)
-                .to_board()
-                .is_some_and(|b| search::diff(&b, cand.pos.board()).count() <= 4);
-            if !near {
-                self.brief_start = None;
-            }
-        }
-        self.start_candidate = None;
-        self.wrong_start = None;
-        if self.phase != Phase::WaitingStart {
-            return;
-        }
-        for o in [Orientation::ALL[0], Orientation::ALL[1]] {
-            if let Some(board) = o.apply(raw).to_board() {
-                if start::looks_like_wrong_start(&board) {
-                    let reference = Board::default();
-                    let squares = search::diff(&board, &reference).into_iter().collect();
-                    self.wrong_start = Some((raw.clone(), t, squares));
-                    return;
-                }
-            }
-        }
-    }
-
-    fn begin_game(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
-        let fen = Fen::from_position(&cand.pos, EnPassantMode::Legal).to_string();
-        self.orientation = cand.orientation;
-        self.game = Some(Game {
-            mode: cand.mode,
-            chess960: cand.chess960,
-            history: vec![cand.pos],
-            moves: Vec::new(),
-            pending: Vec::new(),
-        });
-        self.phase = Phase::Playing;
-        self.clear_move_state();
-        self.start_candidate = None;
-        self.brief_start = None;
-        self.unknown_alerted = false;
-        self.certain_ply = 0;
-        self.resync_tried = None;
-        self.clock.late_press_wait = None;
-        self.game_no += 1;
-        self.illegal_counts = [0; 2];
-        self.clock.presses_in_game = 0;
-        self.clock.last_press_t = None;
-        self.two_hands_plies = shakmaty::ByColor::default();
-        self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
-        self.unseen_capture_ply = None;
-        self.last_board = cand.orientation.apply(&cand.raw).to_board();
-        match &self.last_board {
-            Some(b) => self.seen.reset(Target::Board(b)),
-            None => self.seen.reset(Target::Occupancy(
-                cand.orientation.apply(&cand.raw).occupied(),
-            )),
-        }
-        self.gap = false;
-        self.last_change_t = t;
-        // A new game may be played with the players on other sides of the clock.
-        self.clock.white_side = None;
-        self.clock.turn_started_t = None;
-        self.clock_laws
-            .begin_game(self.clock.last_reading.is_some_and(|r| r.running), out);
-        if let Some(r) = self.clock.last_reading {
-            if r.running {
-                let to_move = self.game.as_ref().expect("just set").verified().turn();
-                self.clock.white_side = r.lever_high.map(|s| color_side(s, to_move));
-                self.clock.turn_started_t = Some(t);
-            }
-        }
-        self.reset_evidence();
-        out.push(TrackerEvent::Game(GameEvent::GameStart {
-            fen,
-            chess960: cand.chess960,
-            rotated: cand.orientation.is_rotated_180(),
-        }));
-        if cand.orientation.is_quarter_turn() {
-            out.push(quarter_turn_alert());
-        }
-    }
-
     // ----- pictures during a game -----------------------------------------------
 
     fn play_picture(&mut self, t: Millis, raw: &Picture, out: &mut Vec<TrackerEvent>) {
@@ -1344,7 +1124,7 @@ impl Tracker {
             }
         }
         // Another start altogether (the next round's Chess960 start, ...).
-        self.start_candidate = match earlier {
+        self.start.start_candidate = match earlier {
             None => self.detect_start(raw).map(|mut c| {
                 c.since = t;
                 c
@@ -1914,7 +1694,7 @@ impl Tracker {
                 self.phase = Phase::Over;
                 self.current.press = None;
                 self.current.takeback = None;
-                self.start_candidate = None;
+                self.start.start_candidate = None;
                 if let Some(g) = self.game.as_mut() {
                     g.pending.clear();
                 }
@@ -1955,7 +1735,7 @@ impl Tracker {
         self.phase = Phase::Over;
         self.current.press = None;
         self.current.takeback = None;
-        self.start_candidate = None;
+        self.start.start_candidate = None;
         if let Some(g) = self.game.as_mut() {
             g.pending.clear();
         }
@@ -2151,35 +1931,7 @@ impl Tracker {
             return;
         }
         match self.phase {
-            Phase::WaitingStart | Phase::Over => {
-                if let Some(cand) = &self.start_candidate {
-                    if t.saturating_sub(cand.since) >= self.config.start_hold_ms {
-                        let cand = self.start_candidate.take().expect("checked");
-                        self.begin_game(t, cand, out);
-                        return;
-                    }
-                }
-                self.position_unknown_timer(t, out);
-                if let Some((raw, since, squares)) = &self.wrong_start {
-                    if t.saturating_sub(*since) >= self.config.start_hold_ms
-                        && self.wrong_start_alerted.as_ref() != Some(raw)
-                    {
-                        out.push(TrackerEvent::Alert(Alert {
-                            id: 0,
-                            penalty: None,
-                            kind: AlertKind::WrongInitialPosition,
-                            article: "7.2.1".into(),
-                            severity: Severity::Warning,
-                            squares: Alert::square_names(squares.iter().copied()),
-                            message: format!(
-                                "The pieces are set up wrongly on {}: correct the initial position before the game starts.",
-                                names(squares)
-                            ),
-                        }));
-                        self.wrong_start_alerted = Some(raw.clone());
-                    }
-                }
-            }
+            Phase::WaitingStart | Phase::Over => self.start_timers(t, out),
             Phase::Playing => {
                 self.game_timers(t, out);
                 if self.phase == Phase::Playing && !self.config.no_clock {
@@ -2188,42 +1940,6 @@ impl Tracker {
                 }
             }
         }
-    }
-
-    /// Before any game: a board showing a game in progress (both kings, no start
-    /// position within one move) with the clock running, or still for
-    /// [`POSITION_UNKNOWN_MS`], was joined mid-game. No move is guessed; the
-    /// arbiters are told once, and the operator's FEN (with the side to move)
-    /// starts following it (`operator_start_fen`).
-    fn position_unknown_timer(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
-        if self.phase != Phase::WaitingStart
-            || self.unknown_alerted
-            || self.start_candidate.is_some()
-            || self.brief_start.is_some()
-            || self.wrong_start.is_some()
-        {
-            return;
-        }
-        let Some(raw) = &self.last_raw else {
-            return;
-        };
-        if raw.count(Color::White.king()) != 1 || raw.count(Color::Black.king()) != 1 {
-            return;
-        }
-        let running = !self.config.no_clock && self.clock.last_reading.is_some_and(|r| r.running);
-        if !running && t.saturating_sub(self.last_change_t) < POSITION_UNKNOWN_MS {
-            return;
-        }
-        self.unknown_alerted = true;
-        out.push(TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: AlertKind::GameInProgressPositionUnknown,
-            article: "6.6".into(),
-            severity: Severity::Warning,
-            squares: Vec::new(),
-            message: "Game in progress, position unknown: this board shows a game that was never seen to start (the daemon started late, or the board was swapped), so no move is published. Give the position with the side to move (the start-FEN action) to follow it from there.".into(),
-        }));
     }
 
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
@@ -2368,9 +2084,9 @@ impl Tracker {
                 }
                 let clock_running =
                     !self.config.no_clock && self.clock.last_reading.is_some_and(|r| r.running);
-                if let Some(cand) = &self.start_candidate {
+                if let Some(cand) = &self.start.start_candidate {
                     if !clock_running && t.saturating_sub(cand.since) >= self.config.start_hold_ms {
-                        let cand = self.start_candidate.take().expect("checked");
+                        let cand = self.start.start_candidate.take().expect("checked");
                         self.restart(t, cand, out);
                         return;
                     }
@@ -2581,24 +2297,6 @@ impl Tracker {
             t.saturating_sub(p.t.max(self.last_change_t)) >= self.config.press_settle_ms
         });
         still || pressed
-    }
-
-    /// A start picture held with the clock stopped in a game that never reached a
-    /// result on the board: it ended off the board, the next one begins.
-    fn restart(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
-        let plies = self.ply();
-        out.push(TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: AlertKind::GameEndedWithoutResult,
-            article: "5.1.2".into(),
-            severity: Severity::Warning,
-            squares: Vec::new(),
-            message: format!(
-                "The board was set up again with the clock stopped after {plies} plies: the previous game ended without a result on the board; enter its result. A new game starts."
-            ),
-        }));
-        self.begin_game(t, cand, out);
     }
 
     /// The clock was pressed since the board stopped showing the game (a ply
