@@ -340,7 +340,7 @@ impl Tracker {
         let last_change = |m: &Move| {
             super::search::touched(*m)
                 .into_iter()
-                .map(|sq| self.square_changed[sq as usize])
+                .map(|sq| self.sensing.square_changed[sq as usize])
                 .max()
                 .unwrap_or(0)
         };

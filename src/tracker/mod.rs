@@ -26,10 +26,14 @@ mod laws;
 mod move_state;
 mod results;
 mod search;
+mod sensing;
 mod start;
 
 use clock::{color_side, side_color, Press};
 use search::Target;
+use sensing::{
+    captures_seen_emptied, may_grow, TWO_HANDS_MOVE_MS, TWO_HANDS_REPEATS, UNSEEN_CAPTURE_HOLD_MS,
+};
 
 use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture};
 use shakmaty::{
@@ -157,37 +161,6 @@ struct Step {
     notes: Vec<TrackerEvent>,
 }
 
-/// Whether a picture showing `mv` played from `before` could be a partial report
-/// of another legal move: one whose changed squares strictly include `mv`'s and
-/// agree with `mv`'s result on them (occupancy only, so that boards which cannot
-/// tell pieces apart are covered too). The board reports one scan's changes one
-/// square at a time, so such a picture may be followed at once by the rest of
-/// the bigger move (h1-f1 seen before e1-g1 completes O-O).
-fn may_grow(before: &Chess, mv: Move) -> bool {
-    let changed = |after: &Board| -> shakmaty::Bitboard {
-        Square::ALL
-            .into_iter()
-            .filter(|&sq| before.board().piece_at(sq) != after.piece_at(sq))
-            .collect()
-    };
-    let mut after = before.clone();
-    after.play_unchecked(mv);
-    let mine = changed(after.board());
-    before.legal_moves().into_iter().any(|other| {
-        if other == mv {
-            return false;
-        }
-        let mut pos = before.clone();
-        pos.play_unchecked(other);
-        let theirs = changed(pos.board());
-        mine != theirs
-            && (mine & !theirs).is_empty()
-            && mine.into_iter().all(|sq| {
-                pos.board().occupied().contains(sq) == after.board().occupied().contains(sq)
-            })
-    })
-}
-
 #[derive(Clone, Debug)]
 struct Game {
     mode: CastlingMode,
@@ -255,6 +228,9 @@ pub struct Tracker {
     clock: clock::ClockState,
     /// The start watched for between games (see `start.rs`).
     start: start::StartWatch,
+    /// How the board reported: what squares showed, pieces lifted in one scan
+    /// (see `sensing.rs`).
+    sensing: sensing::Sensing,
 
     last_raw: Option<Picture>,
     last_board: Option<Board>,
@@ -268,18 +244,7 @@ pub struct Tracker {
     /// without the arbiters being told (see `AMBIGUOUS_UNDECIDED_MS`), and
     /// whether they have been told since.
     ambiguous_since: Option<(Millis, bool)>,
-    /// Occupancy-only boards: the ply of the latest capture read from a still
-    /// picture without its square seen empty, which a hand holding the piece
-    /// also shows (see `UNSEEN_CAPTURE_HOLD_MS`).
-    unseen_capture_ply: Option<usize>,
     clock_laws: clock_laws::ClockLaws,
-    /// What each square showed since the last explained picture.
-    seen: search::Seen,
-    /// Accept what the squares did not show: captures whose square was never seen
-    /// empty (occupancy-only), two-ply bursts with an unseen middle (identity).
-    lenient: bool,
-    /// The picture (by its change time) a lenient reading was tried for.
-    lenient_tried: Option<Millis>,
     /// The link was down since the last explained picture: changes were missed,
     /// so bursts cannot be checked against what the squares showed.
     gap: bool,
@@ -298,22 +263,6 @@ pub struct Tracker {
     game_no: u32,
     /// Completed illegal moves in this game, White's and Black's (7.5.5).
     illegal_counts: [u32; 2],
-    /// The unexplained episode (by its `unexplained_since`) seen as a move under way.
-    under_way_episode: Option<Millis>,
-    /// Squares emptied in the latest board scan, and when that scan began.
-    scan_lifts: (shakmaty::Bitboard, Millis),
-    /// Squares that left the board together with another in one scan since the
-    /// last explained picture (7.5.4), and when the latest such scan came.
-    same_scan_lifts: shakmaty::Bitboard,
-    same_scan_lifts_t: Millis,
-    /// The plies of this game whose two pieces (castling, capture) left the
-    /// board in one scan, per mover: 7.5.4 is told once there are
-    /// [`TWO_HANDS_REPEATS`] of them.
-    two_hands_plies: shakmaty::ByColor<Vec<u32>>,
-    /// The input ended here (the end of a capture being replayed): what the
-    /// board showed after it is unknown, so no picture is reported as displaced
-    /// for a stillness that only the missing input made long enough.
-    input_end: Option<Millis>,
     /// Identity boards: the lines of play that every picture and press since
     /// verified ply `anchor_ply` supports (see `evidence.rs`, `follow.rs`).
     evidence: Option<evidence::Evidence>,
@@ -321,10 +270,6 @@ pub struct Tracker {
     /// The latest picture reads as legal play (made or under way) with no
     /// suspicion of pieces being put back.
     reading_is_play: bool,
-    /// When each square (in the game's frame) last showed something new: a
-    /// takeback undoes the last ply first, the same plies played again come
-    /// in their own order.
-    square_changed: [Millis; 64],
     /// The provisional move last withdrawn without a replacement, and its ply.
     withdrawn_provisional: Option<(usize, Move)>,
     /// The close readings disagree about the next ply to verify: since when,
@@ -336,17 +281,6 @@ pub struct Tracker {
 /// pieces only after this long, or `displaced_alert_ms` if longer: players hover
 /// with a piece for several seconds while they think.
 const HOVER_ALERT_MS: Millis = 10_000;
-/// Two squares emptied this close together were reported in one board scan.
-const SAME_SCAN_MS: Millis = 50;
-/// Two hands move both pieces in one motion: lifted in one scan and the move
-/// complete this soon after. One hand that grabs both quickly still needs time
-/// to put them down one after the other.
-const TWO_HANDS_MOVE_MS: Millis = 400;
-/// A quick hand takes the captured piece and its own within one scan too, as
-/// it often does in time trouble: the arbiters hear of a player's moves that
-/// look two-handed once there are this many in the game (and at each further
-/// this many), not of every one.
-const TWO_HANDS_REPEATS: usize = 3;
 /// A position the board shows this long with nothing pending is certain:
 /// self-correction never withdraws it.
 const CERTAIN_STILL_MS: Millis = 2_000;
@@ -371,11 +305,6 @@ const RESYNC_MAX_PLIES: usize = 6;
 /// followed silently this long (a couple of moves at a classical pace); still
 /// undecided, the arbiters are told.
 const AMBIGUOUS_UNDECIDED_MS: Millis = 120_000;
-/// Occupancy-only boards: a capture read from a still picture without its
-/// square seen empty looks exactly like the piece held in the hand over the
-/// board, which players do for several seconds: without a reply it is
-/// verified only after the picture has been still this long.
-const UNSEEN_CAPTURE_HOLD_MS: Millis = 8_000;
 
 impl Tracker {
     /// A tracker waiting for a start picture.
@@ -390,17 +319,14 @@ impl Tracker {
             current: move_state::MoveState::default(),
             clock: clock::ClockState::default(),
             start: start::StartWatch::default(),
+            sensing: sensing::Sensing::default(),
             last_raw: None,
             last_board: None,
             last_change_t: 0,
             certain_ply: 0,
             resync_tried: None,
             ambiguous_since: None,
-            unseen_capture_ply: None,
             clock_laws: clock_laws::ClockLaws::default(),
-            seen: search::Seen::default(),
-            lenient: false,
-            lenient_tried: None,
             gap: false,
             alerts_raised: 0,
             withdrawn: None,
@@ -408,17 +334,10 @@ impl Tracker {
             open_alerts: Vec::new(),
             game_no: 0,
             illegal_counts: [0; 2],
-            under_way_episode: None,
-            scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
-            same_scan_lifts: shakmaty::Bitboard::EMPTY,
-            same_scan_lifts_t: 0,
-            two_hands_plies: shakmaty::ByColor::default(),
-            input_end: None,
             evidence: None,
             anchor_ply: 0,
             withdrawn_provisional: None,
             reading_is_play: false,
-            square_changed: [0; 64],
             undecided: None,
         }
     }
@@ -590,7 +509,7 @@ impl Tracker {
     /// scanning after the recording stopped, and the next scan would have
     /// cleared a one-scan misread.
     pub fn end_of_input(&mut self, t_ms: Millis) {
-        self.input_end = Some(t_ms);
+        self.sensing.input_end = Some(t_ms);
     }
 
     /// Gives the alerts just emitted their per-board numbers (see [`Alert::id`]).
@@ -885,7 +804,7 @@ impl Tracker {
             self.current.unexplained_alerted = true;
             if let Some(b) = &self.last_board {
                 self.current.displaced = Some((search::diff(&tip, b), b.clone()));
-                self.seen.reset(Target::Board(b));
+                self.sensing.seen.reset(Target::Board(b));
             }
             out.push(TrackerEvent::Alert(Alert {
                 id: 0,
@@ -932,35 +851,6 @@ impl Tracker {
         }
     }
 
-    /// Records which squares were emptied in the same board scan as another
-    /// (before `last_raw` is replaced by `picture`): one hand lifts pieces one
-    /// after the other, so two pieces of one move gone in one scan hint at two
-    /// hands (7.5.4). A board that sends whole frames at a period shows only
-    /// that both squares emptied within one period, which one hand does too: it
-    /// gives no such hint.
-    fn note_lifts(&mut self, t: Millis, picture: &Picture) {
-        if let eboard_protocols::family::Reporting::Frames { .. } = self.config.sensor.reporting {
-            return;
-        }
-        let Some(prev) = self.last_raw.as_ref() else {
-            return;
-        };
-        let before = self.orientation.apply(prev).occupied();
-        let now = self.orientation.apply(picture).occupied();
-        let emptied = before & !now;
-        if emptied.is_empty() {
-            return;
-        }
-        if t.saturating_sub(self.scan_lifts.1) > SAME_SCAN_MS {
-            self.scan_lifts = (shakmaty::Bitboard::EMPTY, t);
-        }
-        self.scan_lifts.0 = (self.scan_lifts.0 | emptied) & !now;
-        if self.scan_lifts.0.count() >= 2 {
-            self.same_scan_lifts |= self.scan_lifts.0;
-            self.same_scan_lifts_t = t;
-        }
-    }
-
     // ----- pictures during a game -----------------------------------------------
 
     fn play_picture(&mut self, t: Millis, raw: &Picture, out: &mut Vec<TrackerEvent>) {
@@ -984,14 +874,14 @@ impl Tracker {
         };
         if let (Some(new), Some(old)) = (&board, &self.last_board) {
             for sq in search::diff(old, new) {
-                self.square_changed[sq as usize] = t;
+                self.sensing.square_changed[sq as usize] = t;
             }
         }
         self.last_board = board.clone();
         // What each square showed matters to the picture matcher only; the
         // engine reads every picture itself.
         if self.evidence.is_none() || self.gap {
-            self.seen.add(target);
+            self.sensing.seen.add(target);
         }
         let clocked = !self.clockless();
         let engine = match (&board, self.evidence.as_mut()) {
@@ -1062,9 +952,9 @@ impl Tracker {
     ) {
         self.current.resolution = resolution;
         if resolution == Resolution::Explained {
-            self.seen.reset(target);
+            self.sensing.seen.reset(target);
             self.gap = false;
-            self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
+            self.sensing.same_scan_lifts = shakmaty::Bitboard::EMPTY;
         }
         if resolution != Resolution::Unexplained {
             self.current.unexplained_since = None;
@@ -1153,7 +1043,7 @@ impl Tracker {
             self.settle(t, out);
             return Resolution::Explained;
         }
-        let seen = (!self.gap && !self.lenient).then_some(&self.seen);
+        let seen = (!self.gap && !self.sensing.lenient).then_some(&self.sensing.seen);
         // An ambiguity is resolved when the play that follows fits one candidate only.
         // The line under the candidates may have changed since (a takeback, a
         // verification): candidates hanging off a prefix that is gone are void.
@@ -1178,12 +1068,12 @@ impl Tracker {
                 }
                 for depth in 1..=2 {
                     let mut ext = search::sequences(&pos, target, depth, 4, seen);
-                    if !self.lenient && matches!(target, Target::Occupancy(_)) {
+                    if !self.sensing.lenient && matches!(target, Target::Occupancy(_)) {
                         // As below: a capture whose square was never seen empty is
                         // a piece in the hand until the picture is still. Else a
                         // lifted piece of one candidate's position reads as a
                         // capture that decides for it.
-                        let emptied = self.seen.emptied();
+                        let emptied = self.sensing.seen.emptied();
                         ext.retain(|line| captures_seen_emptied(line, emptied));
                     }
                     if !ext.is_empty() {
@@ -1224,7 +1114,7 @@ impl Tracker {
         // quick moves, or a capture and its recapture, inside one frame).
         let max = match target {
             // Without the check against what the squares showed, two plies at most.
-            Target::Board(_) if self.lenient => self.config.max_burst_plies.clamp(1, 2),
+            Target::Board(_) if self.sensing.lenient => self.config.max_burst_plies.clamp(1, 2),
             Target::Board(_) => self.config.max_burst_plies.max(1),
             Target::Occupancy(_) => self.config.max_burst_plies.clamp(1, 2),
         };
@@ -1272,7 +1162,7 @@ impl Tracker {
                         } else {
                             let mut sols =
                                 search::sequences_with_unseen(base, target, depth, 6, seen, unseen);
-                            if self.lenient && matches!(target, Target::Board(_)) {
+                            if self.sensing.lenient && matches!(target, Target::Board(_)) {
                                 // Unseen middles only where the squares say so: a square
                                 // both plies touched must show the change. A capture and a
                                 // same-piece recapture leave their square as it was, exactly
@@ -1284,13 +1174,13 @@ impl Tracker {
                                         .all(|&m| (search::touched(m) & !changed).is_empty())
                                 });
                             }
-                            if !self.lenient && matches!(target, Target::Occupancy(_)) {
+                            if !self.sensing.lenient && matches!(target, Target::Occupancy(_)) {
                                 // A board that cannot tell pieces apart shows a piece
                                 // lifted off its square exactly as a capture by it. A
                                 // capture counts at once only when its square was seen
                                 // empty (the captured piece taken off first); otherwise
                                 // it waits for a still picture or a press (`lenient`).
-                                let emptied = self.seen.emptied();
+                                let emptied = self.sensing.seen.emptied();
                                 sols.retain(|line| captures_seen_emptied(line, emptied));
                             }
                             sols
@@ -1320,7 +1210,7 @@ impl Tracker {
         if sols.len() > 1 {
             // Occupancy-only boards: a capture square is known when the captured
             // piece was seen taken off first.
-            let emptied = self.seen.emptied();
+            let emptied = self.sensing.seen.emptied();
             let captured_first: Vec<Vec<Move>> = sols
                 .iter()
                 .filter(|line| {
@@ -1376,13 +1266,13 @@ impl Tracker {
         self.current.ambiguous_alerted = None;
         self.current.ambiguous_lines.clear();
         let moves = sols.into_iter().next().expect("one solution");
-        if self.lenient && matches!(target, Target::Occupancy(_)) {
-            let emptied = self.seen.emptied();
+        if self.sensing.lenient && matches!(target, Target::Occupancy(_)) {
+            let emptied = self.sensing.seen.emptied();
             let unseen = moves.iter().rposition(|m| {
                 m.capture().is_some() && !m.is_en_passant() && !emptied.contains(m.to())
             });
             if let Some(i) = unseen {
-                self.unseen_capture_ply = Some(game.history.len() + j + i);
+                self.sensing.unseen_capture_ply = Some(game.history.len() + j + i);
             }
         }
         self.extend_line(j, moves);
@@ -1405,12 +1295,15 @@ impl Tracker {
 
     /// Keeps the line's first `j` moves and appends `moves`.
     fn extend_line(&mut self, j: usize, moves: Vec<Move>) {
-        let lifted =
-            if self.last_change_t.saturating_sub(self.same_scan_lifts_t) <= TWO_HANDS_MOVE_MS {
-                self.same_scan_lifts
-            } else {
-                shakmaty::Bitboard::EMPTY
-            };
+        let lifted = if self
+            .last_change_t
+            .saturating_sub(self.sensing.same_scan_lifts_t)
+            <= TWO_HANDS_MOVE_MS
+        {
+            self.sensing.same_scan_lifts
+        } else {
+            shakmaty::Bitboard::EMPTY
+        };
         let game = self.game.as_mut().expect("playing");
         let ply = game.moves.len() + j;
         // A provisional move withdrawn while the reading waited (the rook of a
@@ -1641,7 +1534,7 @@ impl Tracker {
         for note in step.notes {
             match note {
                 TrackerEvent::Alert(a) if a.kind == AlertKind::TwoHandsSuspected => {
-                    let seen = self.two_hands_plies.get_mut(mover);
+                    let seen = self.sensing.two_hands_plies.get_mut(mover);
                     seen.retain(|&p| p < ply);
                     seen.push(ply);
                     if seen.len().is_multiple_of(TWO_HANDS_REPEATS) {
@@ -1841,7 +1734,7 @@ impl Tracker {
             rotated: self.orientation.is_rotated_180(),
         }));
         self.clear_move_state();
-        self.seen.reset(Target::Board(&illegal));
+        self.sensing.seen.reset(Target::Board(&illegal));
         self.last_board = Some(illegal.clone());
         self.reset_evidence();
         self.play_picture(t, raw, out);
@@ -1907,16 +1800,16 @@ impl Tracker {
         {
             return false;
         }
-        let was = (self.orientation, self.seen.clone());
+        let was = (self.orientation, self.sensing.seen.clone());
         self.orientation = self.orientation.turned_180();
         let occupancy = self.orientation.apply(raw).occupied();
         let target = Target::Occupancy(occupancy);
-        self.seen.reset(Target::Occupancy(start));
-        self.seen.add(target);
+        self.sensing.seen.reset(Target::Occupancy(start));
+        self.sensing.seen.add(target);
         let mut heard = Vec::new();
         let r = self.resolve(t, target, &mut heard);
         if r == Resolution::Unexplained {
-            (self.orientation, self.seen) = was;
+            (self.orientation, self.sensing.seen) = was;
             return false;
         }
         out.append(&mut heard);
@@ -1978,6 +1871,7 @@ impl Tracker {
                 let margin = self.occupancy_frame_margin();
                 let mut hold = self.config.clockless_hold_ms + margin + margin / 2;
                 if self
+                    .sensing
                     .unseen_capture_ply
                     .is_some_and(|p| p >= game.history.len())
                 {
@@ -2030,16 +1924,16 @@ impl Tracker {
                     // lifted piece is never two plies.
                     let still = t.saturating_sub(self.last_change_t);
                     if still >= self.config.burst_hold_ms
-                        && self.lenient_tried != Some(self.last_change_t)
+                        && self.sensing.lenient_tried != Some(self.last_change_t)
                     {
-                        self.lenient_tried = Some(self.last_change_t);
-                        self.lenient = true;
+                        self.sensing.lenient_tried = Some(self.last_change_t);
+                        self.sensing.lenient = true;
                         let r = self.resolve(t, Target::Board(&board), out);
-                        self.lenient = false;
+                        self.sensing.lenient = false;
                         if r != Resolution::Unexplained {
                             self.current.resolution = r;
                             if r == Resolution::Explained {
-                                self.seen.reset(Target::Board(&board));
+                                self.sensing.seen.reset(Target::Board(&board));
                             }
                             self.current.unexplained_since = None;
                             self.current.unexplained_alerted = false;
@@ -2067,13 +1961,13 @@ impl Tracker {
                     // capture the board could not see the captured piece leave for.
                     if let Some(raw) = self.last_raw.clone() {
                         let occupancy = self.orientation.apply(&raw).occupied();
-                        self.lenient = true;
+                        self.sensing.lenient = true;
                         let r = self.resolve(t, Target::Occupancy(occupancy), out);
-                        self.lenient = false;
+                        self.sensing.lenient = false;
                         if r != Resolution::Unexplained {
                             self.current.resolution = r;
                             if r == Resolution::Explained {
-                                self.seen.reset(Target::Occupancy(occupancy));
+                                self.sensing.seen.reset(Target::Occupancy(occupancy));
                             }
                             self.current.unexplained_since = None;
                             self.current.unexplained_alerted = false;
@@ -2130,14 +2024,15 @@ impl Tracker {
                     // whole episode: a one-scan misread or flicker elsewhere while
                     // the hand hovers does not make the pieces displaced.
                     if laws::move_under_way(game.tip(), board.as_ref(), shown) {
-                        self.under_way_episode = Some(since);
+                        self.sensing.under_way_episode = Some(since);
                     }
-                    let threshold = if self.under_way_episode == Some(since) {
+                    let threshold = if self.sensing.under_way_episode == Some(since) {
                         self.config.displaced_alert_ms.max(HOVER_ALERT_MS)
                     } else {
                         self.config.displaced_alert_ms
                     };
                     let seen_long_enough = self
+                        .sensing
                         .input_end
                         .is_none_or(|end| end.saturating_sub(since) >= threshold);
                     if !self.current.unexplained_alerted
@@ -2222,22 +2117,6 @@ impl Tracker {
         *n
     }
 
-    /// Occupancy-only boards that send whole frames: a picture is known to
-    /// have stayed only once a later frame shows it again (the next frame may
-    /// show it gone, a hand that lifted a piece or took a move back up to a
-    /// period before), so the holds that read a still picture are one period
-    /// longer.
-    fn occupancy_frame_margin(&self) -> Millis {
-        match self.config.sensor.reporting {
-            eboard_protocols::family::Reporting::Frames { period_ms }
-                if self.last_board.is_none() =>
-            {
-                period_ms
-            }
-            _ => 0,
-        }
-    }
-
     /// Occupancy-only boards: candidates followed for `AMBIGUOUS_UNDECIDED_MS`
     /// without a frame deciding between them are named to the arbiters.
     fn ambiguity_undecided(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
@@ -2288,17 +2167,6 @@ impl Tracker {
         ));
     }
 
-    /// Whether an occupancy picture has been still long enough (or pressed for) to
-    /// read a capture from it without having seen the captured piece leave.
-    fn occupancy_capture_due(&self, t: Millis) -> bool {
-        let hold = self.config.press_settle_ms * 2 + self.occupancy_frame_margin();
-        let still = t.saturating_sub(self.last_change_t) >= hold;
-        let pressed = self.current.press.as_ref().is_some_and(|p| {
-            t.saturating_sub(p.t.max(self.last_change_t)) >= self.config.press_settle_ms
-        });
-        still || pressed
-    }
-
     /// The clock was pressed since the board stopped showing the game (a ply
     /// boundary passed while the picture stayed unexplained or ambiguous): the
     /// board should show a made move then, not one under way.
@@ -2342,7 +2210,7 @@ impl Tracker {
         // then one may not have been: a capture answered within one board scan
         // never showed its piece on the square. Withdrawing verified plies needs
         // the strict reading; the lenient one only catches up on the line.
-        let seen = (!self.gap).then_some(&self.seen);
+        let seen = (!self.gap).then_some(&self.sensing.seen);
         // The lenient reading only at a ply boundary (a press since the last
         // explained picture): before it, a capture under way looks the same.
         let tolerances: &[usize] = if self.pressed_in_episode() {
@@ -2446,7 +2314,7 @@ impl Tracker {
         self.current.resolution = Resolution::Explained;
         self.current.unexplained_since = None;
         self.current.unexplained_alerted = false;
-        self.seen.reset(target);
+        self.sensing.seen.reset(target);
         self.gap = false;
         self.settle(t, out);
         true
@@ -2693,12 +2561,4 @@ fn irregular_alert(tip: &Chess, board: &Board) -> Option<TrackerEvent> {
             names(&squares)
         ),
     }))
-}
-
-/// Occupancy-only boards: whether every capture of `line` (en passant aside)
-/// took on a square seen empty, the captured piece off first. Otherwise the
-/// picture is also a piece lifted and held.
-fn captures_seen_emptied(line: &[Move], emptied: shakmaty::Bitboard) -> bool {
-    line.iter()
-        .all(|m| m.capture().is_none() || m.is_en_passant() || emptied.contains(m.to()))
 }

@@ -296,13 +296,13 @@ impl Tracker {
         self.illegal_counts = [0; 2];
         self.clock.presses_in_game = 0;
         self.clock.last_press_t = None;
-        self.two_hands_plies = shakmaty::ByColor::default();
-        self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
-        self.unseen_capture_ply = None;
+        self.sensing.two_hands_plies = shakmaty::ByColor::default();
+        self.sensing.same_scan_lifts = shakmaty::Bitboard::EMPTY;
+        self.sensing.unseen_capture_ply = None;
         self.last_board = cand.orientation.apply(&cand.raw).to_board();
         match &self.last_board {
-            Some(b) => self.seen.reset(Target::Board(b)),
-            None => self.seen.reset(Target::Occupancy(
+            Some(b) => self.sensing.seen.reset(Target::Board(b)),
+            None => self.sensing.seen.reset(Target::Occupancy(
                 cand.orientation.apply(&cand.raw).occupied(),
             )),
         }
