@@ -13,9 +13,10 @@ use shakmaty::{
     fen::Fen, Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, Position, Rank, Square,
 };
 
+use super::alerts::{names, quarter_turn_alert};
 use super::clock::color_side;
 use super::search::{self, Target};
-use super::{names, quarter_turn_alert, Game, Phase, Tracker};
+use super::{Game, Phase, Tracker};
 use crate::events::{Alert, AlertKind, GameEvent, Millis, Severity, TrackerEvent};
 
 pub use crate::chess960::{back_rank_of, start_number, start_position, STANDARD_START};
@@ -292,8 +293,8 @@ impl Tracker {
         self.certain_ply = 0;
         self.resync_tried = None;
         self.clock.late_press_wait = None;
-        self.game_no += 1;
-        self.illegal_counts = [0; 2];
+        self.alerts.game_no += 1;
+        self.alerts.illegal_counts = [0; 2];
         self.clock.presses_in_game = 0;
         self.clock.last_press_t = None;
         self.sensing.two_hands_plies = shakmaty::ByColor::default();
