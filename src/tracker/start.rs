@@ -290,8 +290,8 @@ impl Tracker {
         self.start.start_candidate = None;
         self.start.brief_start = None;
         self.start.unknown_alerted = false;
-        self.certain_ply = 0;
-        self.resync_tried = None;
+        self.retractions.certain_ply = 0;
+        self.retractions.resync_tried = None;
         self.clock.late_press_wait = None;
         self.alerts.game_no += 1;
         self.alerts.illegal_counts = [0; 2];
