@@ -93,7 +93,7 @@ impl Tracker {
     pub(super) fn follow_evidence(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) -> Resolution {
         self.reading_is_play = false;
         let Some(ev) = self.evidence.as_ref() else {
-            return self.resolution;
+            return self.current.resolution;
         };
         let best = ev.best();
         let (moving, noisy) = (best.moving(), best.noisy());
@@ -129,10 +129,10 @@ impl Tracker {
                     .earlier_position_shown()
                     .filter(|&back| !self.replayed_in_order(back))
                 {
-                    if self.takeback.is_none_or(|(b, _)| b != back) {
-                        self.takeback = Some((back, t));
+                    if self.current.takeback.is_none_or(|(b, _)| b != back) {
+                        self.current.takeback = Some((back, t));
                     }
-                    self.passed_back = Some(back);
+                    self.current.passed_back = Some(back);
                     return Resolution::Unexplained;
                 }
             }
@@ -147,7 +147,10 @@ impl Tracker {
             // hand shows another legal position for a moment. The board must
             // stay so, or a press must come since it changed.
             let settled = t.saturating_sub(self.last_change_t) >= CORRECT_STILL_MS
-                || self.last_press_t.is_some_and(|p| p > self.last_change_t);
+                || self
+                    .clock
+                    .last_press_t
+                    .is_some_and(|p| p > self.last_change_t);
             if !moving
                 && !noisy
                 && settled
@@ -169,7 +172,7 @@ impl Tracker {
             self.extend_line(j, new[j..].to_vec());
             if new.is_empty() && !h_moving {
                 // The move was undone on the board: a press made for it is void.
-                self.press = None;
+                self.current.press = None;
             }
         }
         self.reading_is_play = !h_noisy;
@@ -183,13 +186,13 @@ impl Tracker {
     /// A press or time passing made the board read as at rest on the line:
     /// the episode of an unexplained picture is over.
     pub(super) fn engine_resolution(&mut self, r: Resolution) {
-        if r == Resolution::Explained && self.resolution != Resolution::Explained {
-            self.resolution = Resolution::Explained;
-            self.unexplained_since = None;
-            self.unexplained_alerted = false;
-            self.takeback = None;
-            self.passed_back = None;
-            self.displaced = None;
+        if r == Resolution::Explained && self.current.resolution != Resolution::Explained {
+            self.current.resolution = Resolution::Explained;
+            self.current.unexplained_since = None;
+            self.current.unexplained_alerted = false;
+            self.current.takeback = None;
+            self.current.passed_back = None;
+            self.current.displaced = None;
         }
     }
 
@@ -206,11 +209,17 @@ impl Tracker {
     /// later ply.
     pub(super) fn press_for_first(&mut self, for_mover: bool) -> Option<super::Press> {
         if self.evidence.is_none() {
-            return if for_mover { self.press.take() } else { None };
+            return if for_mover {
+                self.current.press.take()
+            } else {
+                None
+            };
         }
         match self.evidence_press_for_next() {
-            Some(id) if self.press.as_ref().is_some_and(|p| p.id == id) => self.press.take(),
-            Some(id) => self.press_log.iter().find(|p| p.id == id).cloned(),
+            Some(id) if self.current.press.as_ref().is_some_and(|p| p.id == id) => {
+                self.current.press.take()
+            }
+            Some(id) => self.clock.press_log.iter().find(|p| p.id == id).cloned(),
             None => {
                 // Only a later ply made or under way takes the press from this
                 // one. A reading that keeps it as an early press for the
@@ -218,7 +227,7 @@ impl Tracker {
                 // press being forgotten (that comes plies later): the mover's
                 // own press, after this ply and before his next began, is
                 // this ply's ([%emt], [%clk]).
-                let later = self.press.as_ref().is_some_and(|p| {
+                let later = self.current.press.as_ref().is_some_and(|p| {
                     self.published_reading(REFUTED).is_some_and(|h| {
                         let k = self.verified_since_anchor().len();
                         h.marks.iter().skip(k + 1).any(|m| m.press == Some(p.id))
@@ -226,7 +235,7 @@ impl Tracker {
                     })
                 });
                 if for_mover && !later {
-                    self.press.take()
+                    self.current.press.take()
                 } else {
                     None
                 }
@@ -320,7 +329,7 @@ impl Tracker {
     /// The board shows, or showed since the last explained picture, an earlier
     /// position of the game.
     fn went_back(&self) -> bool {
-        self.passed_back.is_some() || self.shows_earlier_position()
+        self.current.passed_back.is_some() || self.shows_earlier_position()
     }
 
     /// The board shows an earlier position of the game than the verified one.
@@ -342,7 +351,7 @@ impl Tracker {
         let last_change = |m: &Move| {
             super::search::touched(*m)
                 .into_iter()
-                .map(|sq| self.square_changed[sq as usize])
+                .map(|sq| self.sensing.square_changed[sq as usize])
                 .max()
                 .unwrap_or(0)
         };
@@ -366,7 +375,7 @@ impl Tracker {
     pub(super) fn only_displaced_noise(&self) -> bool {
         let (Some(_), Some((mask, snapshot)), Some(board), Some(game)) = (
             self.evidence.as_ref(),
-            self.displaced.as_ref(),
+            self.current.displaced.as_ref(),
             self.last_board.as_ref(),
             self.game.as_ref(),
         ) else {
@@ -534,16 +543,16 @@ impl Tracker {
                 k + 1
             ),
         }));
-        self.press = None;
-        self.takeback = None;
-        self.passed_back = None;
-        self.ambiguous_lines.clear();
-        self.ambiguous_alerted = None;
-        self.displaced = None;
+        self.current.press = None;
+        self.current.takeback = None;
+        self.current.passed_back = None;
+        self.current.ambiguous_lines.clear();
+        self.current.ambiguous_alerted = None;
+        self.current.displaced = None;
         self.undecided = None;
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
+        self.current.resolution = Resolution::Explained;
+        self.current.unexplained_since = None;
+        self.current.unexplained_alerted = false;
         self.settle(t, out);
         true
     }

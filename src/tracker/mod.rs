@@ -18,30 +18,41 @@
 //! - Verified moves are withdrawn only when the board is put back to an earlier
 //!   position of the game and held there (takeback, arbiter correction).
 
+mod alerts;
+mod clock;
 mod clock_laws;
 mod evidence;
 mod follow;
 mod laws;
+mod move_state;
+mod picture;
+mod proof;
 mod results;
 mod search;
+mod sensing;
 mod start;
+mod takeback;
 
+use clock::{side_color, Press};
+use picture::result_gesture;
 use search::Target;
+use sensing::UNSEEN_CAPTURE_HOLD_MS;
+use takeback::{CERTAIN_STILL_MS, RESYNC_QUIET_MS, RESYNC_STILL_MS};
 
-use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture};
+use eboard_protocols::{ClockReading, ClockSide, Picture};
 use shakmaty::{
     fen::Fen, san::SanPlus, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move,
-    Position, Role, Square,
+    Position,
 };
 use thiserror::Error;
 
 use crate::events::{
-    Alert, AlertKind, AlertResolved, ColorName, GameEvent, GameResult, Millis, MoveEvent,
-    ResultReason, Severity, TrackerEvent,
+    Alert, AlertKind, AlertResolved, GameEvent, GameResult, Millis, ResultReason, Severity,
+    TrackerEvent,
 };
 
 use crate::operator::Refusal;
-use crate::timecontrol::{Category, Regime, TimeControl};
+use crate::timecontrol::{Regime, TimeControl};
 
 pub use clock_laws::{flag_fall_result, CONTROL_SETTLE_MS, CONTROL_TOLERANCE_MS};
 pub use results::{ending, Ending};
@@ -155,73 +166,6 @@ struct Step {
     notes: Vec<TrackerEvent>,
 }
 
-/// A clock press whose move was still in the hand when it came.
-#[derive(Clone, Debug)]
-pub(super) struct Press {
-    /// Its number in the game (the evidence engine's name for it).
-    id: u32,
-    side: ClockSide,
-    t: Millis,
-    clock_ms: u64,
-    emt_ms: Option<u64>,
-    /// The presser's display on the last reading before the press (6.10.2 check).
-    before_ms: Option<u64>,
-    alerted: bool,
-    /// The board showed the mover's move complete after the press: the press is
-    /// fulfilled even if the opponent's hand moves in before it settles.
-    matched: bool,
-    /// The board showed the move complete when the press arrived: nothing is in
-    /// transit, the move is verified at once (a piece touched after the press,
-    /// knocked or adjusted, is not a new version of the move: 4.7, 6.2.1).
-    on_still_move: bool,
-    /// Pressed by the player to move with the board showing the position and no
-    /// move under way, outside the start procedure and not a double press: if no
-    /// move follows, Article 7.5.3.
-    without_move: bool,
-}
-
-/// Whether a picture showing `mv` played from `before` could be a partial report
-/// of another legal move: one whose changed squares strictly include `mv`'s and
-/// agree with `mv`'s result on them (occupancy only, so that boards which cannot
-/// tell pieces apart are covered too). The board reports one scan's changes one
-/// square at a time, so such a picture may be followed at once by the rest of
-/// the bigger move (h1-f1 seen before e1-g1 completes O-O).
-fn may_grow(before: &Chess, mv: Move) -> bool {
-    let changed = |after: &Board| -> shakmaty::Bitboard {
-        Square::ALL
-            .into_iter()
-            .filter(|&sq| before.board().piece_at(sq) != after.piece_at(sq))
-            .collect()
-    };
-    let mut after = before.clone();
-    after.play_unchecked(mv);
-    let mine = changed(after.board());
-    before.legal_moves().into_iter().any(|other| {
-        if other == mv {
-            return false;
-        }
-        let mut pos = before.clone();
-        pos.play_unchecked(other);
-        let theirs = changed(pos.board());
-        mine != theirs
-            && (mine & !theirs).is_empty()
-            && mine.into_iter().all(|sq| {
-                pos.board().occupied().contains(sq) == after.board().occupied().contains(sq)
-            })
-    })
-}
-
-/// A start picture waiting for its hold.
-#[derive(Clone, Debug)]
-struct StartCandidate {
-    raw: Picture,
-    since: Millis,
-    orientation: Orientation,
-    pos: Chess,
-    mode: CastlingMode,
-    chess960: Option<u32>,
-}
-
 #[derive(Clone, Debug)]
 struct Game {
     mode: CastlingMode,
@@ -263,8 +207,9 @@ impl Game {
 }
 
 /// What a picture turned out to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 enum Resolution {
+    #[default]
     Explained,
     Ambiguous,
     Unexplained,
@@ -276,117 +221,35 @@ pub struct Tracker {
     config: TrackerConfig,
     phase: Phase,
     orientation: Orientation,
-    custom_start: Option<(Chess, CastlingMode)>,
     game: Option<Game>,
     online: bool,
     /// The host stopped reading the board for a while, losing nothing (see
     /// [`Tracker::paused`]): no hold timer fires until its catch-up is read.
     paused: bool,
+    /// The moves in progress and the alerts they raised: forgotten at once when
+    /// a game starts afresh (see `move_state.rs`).
+    current: move_state::MoveState,
+    /// The clock's sides and presses (see `clock.rs`).
+    clock: clock::ClockState,
+    /// The start watched for between games (see `start.rs`).
+    start: start::StartWatch,
+    /// How the board reported: what squares showed, pieces lifted in one scan
+    /// (see `sensing.rs`).
+    sensing: sensing::Sensing,
+    /// The alerts raised and still open, the illegal moves counted (see
+    /// `alerts.rs`).
+    alerts: alerts::AlertBook,
+    /// What going back on verified moves needs (see `takeback.rs`).
+    retractions: takeback::Retractions,
 
     last_raw: Option<Picture>,
     last_board: Option<Board>,
     last_change_t: Millis,
-    resolution: Resolution,
-    unexplained_since: Option<Millis>,
-    unexplained_alerted: bool,
-    takeback: Option<(usize, Millis)>,
-    start_candidate: Option<StartCandidate>,
-    /// A start picture that gave way before its hold (a daemon started, or a
-    /// board plugged in, just as the round begins): it still starts the game
-    /// if the clock is started (6.6) or a legal first move is made from it
-    /// while the board stays within one move of it.
-    brief_start: Option<StartCandidate>,
-    /// The board shows a game in progress the tracker never saw start (a daemon
-    /// started late, a board swapped) and the arbiters were told.
-    unknown_alerted: bool,
-    /// Verified plies the board has shown still for `CERTAIN_STILL_MS` with
-    /// nothing pending: self-correction never goes back before them.
-    certain_ply: usize,
-    /// The picture (by its change time) a self-correction was tried for.
-    resync_tried: Option<Millis>,
-    wrong_start: Option<(Picture, Millis, Vec<Square>)>,
-    wrong_start_alerted: Option<Picture>,
-    ambiguous_alerted: Option<Vec<Vec<Move>>>,
-    /// The candidate lines of an unresolved ambiguity (prefix kept, moves).
-    ambiguous_lines: Vec<(usize, Vec<Move>)>,
-    /// Occupancy-only boards: since when the candidates have been followed
-    /// without the arbiters being told (see `AMBIGUOUS_UNDECIDED_MS`), and
-    /// whether they have been told since.
-    ambiguous_since: Option<(Millis, bool)>,
-    /// Occupancy-only boards: the ply of the latest capture read from a still
-    /// picture without its square seen empty, which a hand holding the piece
-    /// also shows (see `UNSEEN_CAPTURE_HOLD_MS`).
-    unseen_capture_ply: Option<usize>,
-    /// Squares reported displaced (Article 7.4) and what they showed then: while they
-    /// still show that, moves elsewhere are matched as if they were in place.
-    displaced: Option<(shakmaty::Bitboard, Board)>,
-    /// An earlier position of the game the board showed since the last explained
-    /// picture (the start of a takeback).
-    passed_back: Option<usize>,
-    /// The ply at which the Laws ended this game without a claim (5.1.1, 5.2,
-    /// 9.6), once a `Result` was published for it.
-    result_ply: Option<u32>,
-    /// A reply proved the first pending move while the mover's clock still ran:
-    /// (verified plies then, the reply, when first seen), to wait for a late press.
-    late_press_wait: Option<(u32, Move, Millis)>,
     clock_laws: clock_laws::ClockLaws,
-    /// What each square showed since the last explained picture.
-    seen: search::Seen,
-    /// Accept what the squares did not show: captures whose square was never seen
-    /// empty (occupancy-only), two-ply bursts with an unseen middle (identity).
-    lenient: bool,
-    /// The picture (by its change time) a lenient reading was tried for.
-    lenient_tried: Option<Millis>,
     /// The link was down since the last explained picture: changes were missed,
     /// so bursts cannot be checked against what the squares showed.
     gap: bool,
 
-    clock_seen: bool,
-    last_reading: Option<ClockReading>,
-    white_side: Option<ClockSide>,
-    turn_started_t: Option<Millis>,
-    press: Option<Press>,
-    /// Alerts numbered so far (the last [`Alert::id`] given).
-    alerts_raised: u32,
-    /// The last retraction, for an arbiter to rule on: the ply it went back to,
-    /// the FEN there (to know it is still the same game) and the positions withdrawn.
-    withdrawn: Option<(usize, String, Vec<Chess>)>,
-    /// The alert that reported the last retraction (id, kind): an arbiter's
-    /// ruling resolves it.
-    withdrawn_alert: Option<(u32, AlertKind)>,
-    /// Alerts raised whose condition may still go away (see `laws::resolvable`).
-    open_alerts: Vec<laws::OpenAlert>,
-    /// Games begun on this board (alerts remember which game they belong to).
-    game_no: u32,
-    /// Completed illegal moves in this game, White's and Black's (7.5.5).
-    illegal_counts: [u32; 2],
-    /// Clock presses seen in this game, and the time of the last one.
-    presses_in_game: u32,
-    last_press_t: Option<Millis>,
-    /// Repeated positions already reported as a 9.2 claim, and whether the 9.3
-    /// claim was reported for the current run of moves without pawn move or capture.
-    claims_noted: Vec<Chess>,
-    fifty_noted: bool,
-    /// Under A.4.2 (rapid/blitz without adequate supervision): the board an
-    /// uncorrected illegal move left, and its mover. If the opponent moves on from
-    /// it, the illegal move stands.
-    illegal_stand: Option<(Board, Color)>,
-    /// The unexplained episode (by its `unexplained_since`) seen as a move under way.
-    under_way_episode: Option<Millis>,
-    /// Squares emptied in the latest board scan, and when that scan began.
-    scan_lifts: (shakmaty::Bitboard, Millis),
-    /// Squares that left the board together with another in one scan since the
-    /// last explained picture (7.5.4), and when the latest such scan came.
-    same_scan_lifts: shakmaty::Bitboard,
-    same_scan_lifts_t: Millis,
-    /// The plies of this game whose two pieces (castling, capture) left the
-    /// board in one scan, per mover: 7.5.4 is told once there are
-    /// [`TWO_HANDS_REPEATS`] of them.
-    two_hands_plies: shakmaty::ByColor<Vec<u32>>,
-    /// The input ended here (the end of a capture being replayed): what the
-    /// board showed after it is unknown, so no picture is reported as displaced
-    /// for a stillness that only the missing input made long enough.
-    input_end: Option<Millis>,
     /// Identity boards: the lines of play that every picture and press since
     /// verified ply `anchor_ply` supports (see `evidence.rs`, `follow.rs`).
     evidence: Option<evidence::Evidence>,
@@ -394,12 +257,6 @@ pub struct Tracker {
     /// The latest picture reads as legal play (made or under way) with no
     /// suspicion of pieces being put back.
     reading_is_play: bool,
-    /// When each square (in the game's frame) last showed something new: a
-    /// takeback undoes the last ply first, the same plies played again come
-    /// in their own order.
-    square_changed: [Millis; 64],
-    /// The latest presses of the game, for the plies the evidence gives them to.
-    press_log: Vec<Press>,
     /// The provisional move last withdrawn without a replacement, and its ply.
     withdrawn_provisional: Option<(usize, Move)>,
     /// The close readings disagree about the next ply to verify: since when,
@@ -411,64 +268,9 @@ pub struct Tracker {
 /// pieces only after this long, or `displaced_alert_ms` if longer: players hover
 /// with a piece for several seconds while they think.
 const HOVER_ALERT_MS: Millis = 10_000;
-/// Two squares emptied this close together were reported in one board scan.
-const SAME_SCAN_MS: Millis = 50;
-/// Two hands move both pieces in one motion: lifted in one scan and the move
-/// complete this soon after. One hand that grabs both quickly still needs time
-/// to put them down one after the other.
-const TWO_HANDS_MOVE_MS: Millis = 400;
-/// A quick hand takes the captured piece and its own within one scan too, as
-/// it often does in time trouble: the arbiters hear of a player's moves that
-/// look two-handed once there are this many in the game (and at each further
-/// this many), not of every one.
-const TWO_HANDS_REPEATS: usize = 3;
-/// A move proven by the reply waits for its mover's late press at least this
-/// long after the board last changed (the reply's hand at work; the clock's
-/// report of a press comes up to a second after the press)...
-const LATE_PRESS_AFTER_REPLY_MS: Millis = 1_200;
-/// ...but never longer than this after the reply was first seen.
-const LATE_PRESS_WAIT_MOST_MS: Millis = 5_000;
-/// A picture of a game in progress still this long, with no clock running,
-/// before any game started: the board was joined mid-game (not a set-up going
-/// on, which changes every few seconds).
-const POSITION_UNKNOWN_MS: Millis = 10_000;
-/// A position the board shows this long with nothing pending is certain:
-/// self-correction never withdraws it.
-const CERTAIN_STILL_MS: Millis = 2_000;
 /// Kings put in the centre end the game once they stay this long: a king
 /// set down for a moment next to the other on its way is a hand at work.
 const RESULT_GESTURE_HOLD_MS: Millis = 1_500;
-/// An unexplained picture still this long (a board scan: the squares of a move
-/// come at most one scan apart) is matched against the lines that withdraw the
-/// last uncertain plies or catch up on the line (self-correction).
-const RESYNC_STILL_MS: Millis = 250;
-/// Without a clock press since the last explained picture (a slide pausing on
-/// its way, a hand about to finish a capture: both look like other lines), the
-/// picture must be still this long before self-correction reads it: as long
-/// as the displaced-pieces alert waits, which it then replaces.
-const RESYNC_QUIET_MS: Millis = 6_000;
-/// Most verified plies a self-correction withdraws, and most plies it finds.
-const RESYNC_MAX_BACK: usize = 4;
-const RESYNC_MAX_PLIES: usize = 6;
-/// A picture at least this old when the clock is pressed shows a move complete:
-/// longer than one board scan (200–250 ms).
-const STILL_BEFORE_PRESS_MS: Millis = 300;
-/// Occupancy-only boards: a capture the frames cannot tell from another
-/// capture of the same piece (the captured square occupied before and after)
-/// is usually told by a later move of the capturing piece. The candidates are
-/// followed silently this long (a couple of moves at a classical pace); still
-/// undecided, the arbiters are told.
-const AMBIGUOUS_UNDECIDED_MS: Millis = 120_000;
-/// Occupancy-only boards: a capture read from a still picture without its
-/// square seen empty looks exactly like the piece held in the hand over the
-/// board, which players do for several seconds: without a reply it is
-/// verified only after the picture has been still this long.
-const UNSEEN_CAPTURE_HOLD_MS: Millis = 8_000;
-/// Presses kept for the evidence to give to plies.
-const PRESS_LOG: usize = 16;
-/// A press this soon after the previous one is a double press (a bounce, or both
-/// players' hands on the clock), never a press without a move.
-const DOUBLE_PRESS_MS: Millis = 500;
 
 impl Tracker {
     /// A tracker waiting for a start picture.
@@ -477,65 +279,24 @@ impl Tracker {
             config,
             phase: Phase::WaitingStart,
             orientation: Orientation::NORMAL,
-            custom_start: None,
             game: None,
             online: true,
             paused: false,
+            current: move_state::MoveState::default(),
+            clock: clock::ClockState::default(),
+            start: start::StartWatch::default(),
+            sensing: sensing::Sensing::default(),
+            alerts: alerts::AlertBook::default(),
+            retractions: takeback::Retractions::default(),
             last_raw: None,
             last_board: None,
             last_change_t: 0,
-            resolution: Resolution::Explained,
-            unexplained_since: None,
-            unexplained_alerted: false,
-            takeback: None,
-            start_candidate: None,
-            brief_start: None,
-            unknown_alerted: false,
-            certain_ply: 0,
-            resync_tried: None,
-            wrong_start: None,
-            wrong_start_alerted: None,
-            ambiguous_alerted: None,
-            ambiguous_lines: Vec::new(),
-            ambiguous_since: None,
-            unseen_capture_ply: None,
-            displaced: None,
-            passed_back: None,
-            result_ply: None,
-            late_press_wait: None,
             clock_laws: clock_laws::ClockLaws::default(),
-            seen: search::Seen::default(),
-            lenient: false,
-            lenient_tried: None,
             gap: false,
-            clock_seen: false,
-            last_reading: None,
-            white_side: None,
-            turn_started_t: None,
-            press: None,
-            alerts_raised: 0,
-            withdrawn: None,
-            withdrawn_alert: None,
-            open_alerts: Vec::new(),
-            game_no: 0,
-            illegal_counts: [0; 2],
-            presses_in_game: 0,
-            last_press_t: None,
-            claims_noted: Vec::new(),
-            fifty_noted: false,
-            illegal_stand: None,
-            under_way_episode: None,
-            scan_lifts: (shakmaty::Bitboard::EMPTY, 0),
-            same_scan_lifts: shakmaty::Bitboard::EMPTY,
-            same_scan_lifts_t: 0,
-            two_hands_plies: shakmaty::ByColor::default(),
-            input_end: None,
             evidence: None,
             anchor_ply: 0,
             withdrawn_provisional: None,
-            press_log: Vec::new(),
             reading_is_play: false,
-            square_changed: [0; 64],
             undecided: None,
         }
     }
@@ -555,7 +316,7 @@ impl Tracker {
         let parsed: Fen = fen.parse().map_err(|e| bad(format!("{e}")))?;
         let mode = CastlingMode::detect(parsed.as_setup());
         let pos = Chess::from_setup(parsed.into_setup(), mode).map_err(|e| bad(format!("{e}")))?;
-        self.custom_start = Some((pos, mode));
+        self.start.custom_start = Some((pos, mode));
         Ok(())
     }
 
@@ -654,151 +415,12 @@ impl Tracker {
         self.review_alerts(out);
     }
 
-    fn clock_inner(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
-        self.timers(t_ms, out);
-        // Only a clock that reports its lever shows presses; without one, moves are
-        // verified as on a board with no clock.
-        if reading.lever_high.is_some() {
-            self.clock_seen = true;
-        }
-        let prev = self.last_reading.replace(*reading);
-        if self.phase != Phase::Playing {
-            // Article 6.6: the clock started with a start position on the
-            // board, however briefly it was still, starts the game.
-            let started = reading.running && !prev.is_some_and(|p| p.running);
-            if started {
-                if let Some(cand) = self
-                    .start_candidate
-                    .take()
-                    .or_else(|| self.brief_start.take())
-                {
-                    self.begin_game(t_ms, cand, out);
-                    // What the board shows now (a first move under way) is read
-                    // as any picture of the game.
-                    if let Some(raw) = self.last_raw.clone() {
-                        self.play_picture(t_ms, &raw, out);
-                    }
-                }
-            }
-            return;
-        }
-        let ply0_idle = self
-            .game
-            .as_ref()
-            .is_some_and(|g| g.ply() == 0 && g.pending.is_empty());
-        // Article 6.6: at the start the arbiter starts the clock of the side to move
-        // (White's, unless the operator set a position with Black to move). A
-        // clock seen starting later than that, with the first move already on the
-        // board (a bus board's clock is polled only every two seconds, and players
-        // sometimes start the clock after the first move), was still started for
-        // the player whose move is not yet verified: the lever's change is that
-        // start, not a press, and the running side is that player's.
-        let started = reading.running && prev.is_some_and(|p| !p.running);
-        let mapped_by_start =
-            self.white_side.is_none() && reading.running && (ply0_idle || started);
-        // Unless the clock was started earlier and its first report came only
-        // after the first mover's press (a clock reports on a change, and the
-        // start itself may not move the lever): then the stopped display has
-        // gained its increment since the still clock's last report, while the
-        // running one has not, and the lever's change is that press. That
-        // holds with the first move still in the hand too (a press made
-        // before the piece is released): the line is empty, the press is not.
-        let pressed_since_start = mapped_by_start
-            && prev.zip(reading.lever_high).is_some_and(|(p, running)| {
-                let stopped = running.other();
-                reading.side(stopped).millis > p.side(stopped).millis
-                    && reading.side(running).millis <= p.side(running).millis
-            });
-        if mapped_by_start {
-            if let (Some(side), Some(game)) = (reading.lever_high, self.game.as_ref()) {
-                // The running side is the player's whose move is not verified
-                // yet, or the opponent's if that player has pressed already.
-                let running_for = if pressed_since_start {
-                    !game.verified().turn()
-                } else {
-                    game.verified().turn()
-                };
-                self.white_side = Some(color_side(side, running_for));
-                self.turn_started_t = Some(t_ms);
-            }
-        }
-        if ply0_idle && reading.running && !prev.is_some_and(|p| p.running) {
-            self.turn_started_t = Some(t_ms);
-        }
-        // A press still waiting for its move: the mover's display is stopped now,
-        // and the latest reading has any increment the clock added.
-        if let Some(p) = self.press.as_mut() {
-            if reading.lever_high == Some(p.side.other()) {
-                p.clock_ms = reading.side(p.side).millis;
-            }
-        }
-        // The side whose button went down pressed.
-        if let (Some(old), Some(new)) = (prev.and_then(|p| p.lever_high), reading.lever_high) {
-            if pressed_since_start {
-                // The stopped side pressed, whether or not the start moved the
-                // lever first (an arbiter's start on the side already down
-                // does not, then the press moves it back).
-                let side = new.other();
-                let before_ms = prev.map(|p| p.side(side).millis);
-                self.on_press(t_ms, side, before_ms, reading, out);
-            } else if old != new && mapped_by_start && !ply0_idle {
-                // The start itself (see above): nobody completed a move.
-            } else if old != new {
-                let before_ms = prev.map(|p| p.side(old).millis);
-                self.on_press(t_ms, old, before_ms, reading, out);
-            } else if let Some(p) = prev.filter(|p| p.running && reading.running) {
-                // Two presses inside one report (the mover's late press, then the
-                // opponent's for a reply already made) leave the lever where it
-                // was; the increment each press added shows them. The running
-                // side's display went up: it pressed first, then the other side.
-                if reading.side(new).millis > p.side(new).millis
-                    && reading.side(new.other()).millis >= p.side(new.other()).millis
-                    && reading.side(new.other()).millis > 0
-                {
-                    let first_before = Some(p.side(new).millis);
-                    self.on_press(t_ms, new, first_before, reading, out);
-                    if self.phase == Phase::Playing {
-                        let second_before = Some(p.side(new.other()).millis);
-                        self.on_press(t_ms, new.other(), second_before, reading, out);
-                    }
-                }
-            }
-        }
-        if self.phase == Phase::Playing && !self.config.no_clock {
-            if let Some(game) = self.game.as_ref() {
-                let view = clock_laws::GameView {
-                    pos: game.verified(),
-                    ply: game.ply(),
-                    white_side: self.white_side,
-                };
-                self.clock_laws
-                    .reading(t_ms, reading, prev.as_ref(), view, out);
-            }
-        }
-        if let Some(white) = self.white_side {
-            if prev.as_ref() != Some(reading) {
-                let running = reading.running_side().map(|s| {
-                    if s == white {
-                        ColorName::White
-                    } else {
-                        ColorName::Black
-                    }
-                });
-                out.push(TrackerEvent::Game(GameEvent::Clock {
-                    white_ms: reading.side(white).millis,
-                    black_ms: reading.side(white.other()).millis,
-                    running,
-                }));
-            }
-        }
-    }
-
     /// The side of the clock White uses, once learned from the clock, and the
     /// side the lever lets run in the latest reading (running or paused).
     pub fn clock_sides(&self) -> (Option<ClockSide>, Option<ClockSide>) {
         (
-            self.white_side,
-            self.last_reading.and_then(|r| r.lever_high),
+            self.clock.white_side,
+            self.clock.last_reading.and_then(|r| r.lever_high),
         )
     }
 
@@ -846,122 +468,7 @@ impl Tracker {
     /// scanning after the recording stopped, and the next scan would have
     /// cleared a one-scan misread.
     pub fn end_of_input(&mut self, t_ms: Millis) {
-        self.input_end = Some(t_ms);
-    }
-
-    /// Gives the alerts just emitted their per-board numbers (see [`Alert::id`]).
-    /// Done here, at the public entry points, so that every place that builds an
-    /// alert can leave `id: 0` and the numbering cannot skip or repeat.
-    fn number_alerts(&mut self, events: &mut [TrackerEvent]) {
-        for e in events {
-            if let TrackerEvent::Alert(a) = e {
-                if a.id == 0 {
-                    self.alerts_raised += 1;
-                    a.id = self.alerts_raised;
-                    if matches!(a.kind.as_str(), "takeback" | "rollback_to_start") {
-                        self.withdrawn_alert = Some((a.id, a.kind.clone()));
-                    }
-                    if laws::resolvable(&a.kind) {
-                        self.open_alerts.push(laws::OpenAlert {
-                            id: a.id,
-                            kind: a.kind.clone(),
-                            game_no: self.game_no,
-                            ply: self.game.as_ref().map_or(0, Game::ply),
-                        });
-                    }
-                    self.clock_laws.numbered(a);
-                }
-            }
-        }
-    }
-
-    /// Resolves the open alerts whose condition is gone (the lifecycle of
-    /// `docs/alerts.md`): checked after every input, from the tracker's state, so
-    /// that however the board got back in order (a correction, a takeback, the
-    /// next move, a new game) the alert is closed exactly once.
-    fn review_alerts(&mut self, out: &mut Vec<TrackerEvent>) {
-        if self.open_alerts.is_empty() {
-            return;
-        }
-        // The newest wrong set-up alert replaces older ones: the pieces moved on.
-        let newest_start = self
-            .open_alerts
-            .iter()
-            .rev()
-            .find(|a| a.kind == AlertKind::WrongInitialPosition)
-            .map(|a| a.id);
-        let open = std::mem::take(&mut self.open_alerts);
-        for a in open {
-            match self.alert_gone(&a, newest_start) {
-                Some(reason) => out.push(TrackerEvent::Resolved(AlertResolved {
-                    id: a.id,
-                    kind: a.kind,
-                    reason,
-                })),
-                None => self.open_alerts.push(a),
-            }
-        }
-    }
-
-    /// Why the condition behind an open alert is gone, if it is.
-    fn alert_gone(&self, a: &laws::OpenAlert, newest_start: Option<u32>) -> Option<String> {
-        if a.game_no != self.game_no {
-            return Some(if a.kind == AlertKind::WrongInitialPosition {
-                "the game started from a correct initial position".into()
-            } else {
-                "a new game started on the board".into()
-            });
-        }
-        let game = self.game.as_ref();
-        let ply = game.map_or(0, Game::ply);
-        match &a.kind {
-            AlertKind::WrongInitialPosition => newest_start
-                .filter(|&n| n != a.id)
-                .map(|n| format!("the set-up changed; alert {n} describes the board now")),
-            AlertKind::BoardRotated90 => (!self.orientation.is_quarter_turn())
-                .then(|| "the board is placed correctly (2.1) again".into()),
-            _ if self.phase == Phase::Over => Some("the game ended".into()),
-            AlertKind::AmbiguousMoves => (self.ambiguous_lines.is_empty()
-                && self.resolution != Resolution::Ambiguous)
-                .then(|| "the moves that followed showed which order was played".into()),
-            AlertKind::ClockPressedWithoutMove => {
-                let to_move = game.map(|g| g.verified().turn());
-                let running = self
-                    .white_side
-                    .zip(self.last_reading.and_then(|r| r.running_side()))
-                    .map(|(w, s)| side_color(s, w));
-                if ply > a.ply {
-                    Some("a move was made since".into())
-                } else if running.is_some() && running == to_move {
-                    let c = to_move.expect("checked");
-                    Some(format!(
-                        "the clock runs again for {}, the player to move",
-                        laws::color_name(c)
-                    ))
-                } else {
-                    None
-                }
-            }
-            AlertKind::IllegalMove | AlertKind::IrregularPosition | AlertKind::DisplacedPieces => {
-                if self.phase != Phase::Playing
-                    || self.resolution != Resolution::Explained
-                    || self.displaced.is_some()
-                {
-                    return None;
-                }
-                let unchanged = ply == a.ply && game.is_some_and(|g| g.pending.is_empty());
-                Some(if ply < a.ply {
-                    "the board was put back to an earlier position of the game".into()
-                } else if unchanged && a.kind == AlertKind::DisplacedPieces {
-                    "the pieces are back on their squares".into()
-                } else if unchanged {
-                    "the board shows the position before the illegal move again".into()
-                } else {
-                    "the board shows a legal continuation of the game".into()
-                })
-            }
-            _ => None,
-        }
+        self.sensing.input_end = Some(t_ms);
     }
 
     /// The number of verified plies so far.
@@ -994,16 +501,12 @@ impl Tracker {
 
     /// Which clock side is White's, once the clock has shown it.
     pub fn white_clock_side(&self) -> Option<ClockSide> {
-        self.white_side
+        self.clock.white_side
     }
 
     /// Whether a game is being followed (started and not finished).
     pub fn in_game(&self) -> bool {
         self.phase == Phase::Playing
-    }
-
-    fn clockless(&self) -> bool {
-        self.config.no_clock || !self.clock_seen
     }
 
     // ----- operator commands ----------------------------------------------------
@@ -1037,132 +540,6 @@ impl Tracker {
         Ok(())
     }
 
-    /// The arbiter lets the last retraction stand: there is nothing left to rule
-    /// on, and the alert that reported it is resolved.
-    pub fn operator_accept_retraction(
-        &mut self,
-        out: &mut Vec<TrackerEvent>,
-    ) -> Result<(), Refusal> {
-        self.current_withdrawn()?;
-        self.resolve_withdrawn_alert("the arbiter accepted the retraction", out);
-        Ok(())
-    }
-
-    fn resolve_withdrawn_alert(&mut self, reason: &str, out: &mut Vec<TrackerEvent>) {
-        if let Some((id, kind)) = self.withdrawn_alert.take() {
-            out.push(TrackerEvent::Resolved(AlertResolved {
-                id,
-                kind,
-                reason: reason.to_owned(),
-            }));
-        }
-    }
-
-    /// The arbiter voids the last retraction (Article 7: the withdrawn moves were
-    /// completed and stand). They are reinstated as verified moves (any move
-    /// played since is withdrawn first), and the board, which still shows the
-    /// earlier position, must be put back: the squares that differ are reported
-    /// displaced (7.4) and stay so until the board shows the game again.
-    pub fn operator_reject_retraction(
-        &mut self,
-        t_ms: Millis,
-        out: &mut Vec<TrackerEvent>,
-    ) -> Result<(), Refusal> {
-        let first = out.len();
-        let (k, positions) = self.current_withdrawn()?;
-        self.resolve_withdrawn_alert(
-            "the arbiter rejected the retraction: the withdrawn moves stand",
-            out,
-        );
-        let game = self.game.as_mut().ok_or(Refusal::NoRetraction)?;
-        let now = game.history.len() - 1;
-        if now > k {
-            game.truncate(k);
-            out.push(TrackerEvent::Game(GameEvent::Retraction {
-                from_ply: (k + 1) as u32,
-                plies: ((k + 1) as u32..=now as u32).collect(),
-            }));
-        }
-        game.pending.clear();
-        for next in positions {
-            let before = game.verified().clone();
-            let target = fen_of(&next);
-            let found = before.legal_moves().into_iter().find(|m| {
-                let mut p = before.clone();
-                p.play_unchecked(*m);
-                fen_of(&p) == target
-            });
-            // Positions come from this game's own history, so each follows from
-            // the one before by a legal move; stop rather than invent one if not.
-            let Some(mv) = found else { break };
-            let san = SanPlus::from_move(before, mv).to_string();
-            let uci = mv.to_uci(game.mode).to_string();
-            game.history.push(next);
-            game.moves.push(mv);
-            out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
-                ply: game.ply(),
-                san,
-                uci,
-                fen: target,
-                verified: true,
-                clock_ms: None,
-                emt_ms: None,
-                reconstructed: false,
-                corrected: false,
-            })));
-        }
-        self.takeback = None;
-        self.passed_back = None;
-        self.press = None;
-        self.ambiguous_lines.clear();
-        self.reset_evidence();
-        let game = self.game.as_ref().expect("checked above");
-        let tip = game.verified().board().clone();
-        let ply = game.ply();
-        let squares: Vec<Square> = match &self.last_board {
-            Some(b) => search::diff(&tip, b).into_iter().collect(),
-            None => {
-                let shown = self
-                    .last_raw
-                    .as_ref()
-                    .map(|r| self.orientation.apply(r).occupied())
-                    .unwrap_or_default();
-                (tip.occupied() ^ shown).into_iter().collect()
-            }
-        };
-        if !squares.is_empty() {
-            // The board still shows the earlier position, which no hand made
-            // from the reinstated moves: read it as after a link gap. The
-            // engine, with no picture, would take the board as at rest on the
-            // tip and close the 7.4 at the next tick; fed this picture, it
-            // would read the withdrawn moves' way back as new legal moves
-            // (Nf3 Nc6 then Ng1 Nb8). The picture matcher waits for the board
-            // to show the game, and the engine starts again from there.
-            self.gap = true;
-            self.resolution = Resolution::Unexplained;
-            self.unexplained_since = Some(t_ms);
-            self.unexplained_alerted = true;
-            if let Some(b) = &self.last_board {
-                self.displaced = Some((search::diff(&tip, b), b.clone()));
-                self.seen.reset(Target::Board(b));
-            }
-            out.push(TrackerEvent::Alert(Alert {
-                id: 0,
-                penalty: None,
-                kind: AlertKind::DisplacedPieces,
-                article: "7.4".into(),
-                severity: Severity::Warning,
-                squares: Alert::square_names(squares.iter().copied()),
-                message: format!(
-                    "The retraction was rejected and the moves up to ply {ply} stand: put the pieces back on {}.",
-                    names(&squares)
-                ),
-            }));
-        }
-        self.number_alerts(&mut out[first..]);
-        Ok(())
-    }
-
     /// The operator sets the start position of this board's games (see
     /// [`Tracker::set_start_fen`]); a board already showing it starts a game.
     pub fn operator_start_fen(&mut self, t_ms: Millis, fen: &str) -> Result<(), Refusal> {
@@ -1174,1079 +551,6 @@ impl Tracker {
             }
         }
         Ok(())
-    }
-
-    /// The last retraction, when it belongs to the game on the board now.
-    fn current_withdrawn(&mut self) -> Result<(usize, Vec<Chess>), Refusal> {
-        let (k, fen, positions) = self.withdrawn.take().ok_or(Refusal::NoRetraction)?;
-        let same_game = self
-            .game
-            .as_ref()
-            .and_then(|g| g.history.get(k))
-            .is_some_and(|p| fen_of(p) == fen);
-        if same_game {
-            Ok((k, positions))
-        } else {
-            Err(Refusal::NoRetraction)
-        }
-    }
-
-    /// Records which squares were emptied in the same board scan as another
-    /// (before `last_raw` is replaced by `picture`): one hand lifts pieces one
-    /// after the other, so two pieces of one move gone in one scan hint at two
-    /// hands (7.5.4). A board that sends whole frames at a period shows only
-    /// that both squares emptied within one period, which one hand does too: it
-    /// gives no such hint.
-    fn note_lifts(&mut self, t: Millis, picture: &Picture) {
-        if let eboard_protocols::family::Reporting::Frames { .. } = self.config.sensor.reporting {
-            return;
-        }
-        let Some(prev) = self.last_raw.as_ref() else {
-            return;
-        };
-        let before = self.orientation.apply(prev).occupied();
-        let now = self.orientation.apply(picture).occupied();
-        let emptied = before & !now;
-        if emptied.is_empty() {
-            return;
-        }
-        if t.saturating_sub(self.scan_lifts.1) > SAME_SCAN_MS {
-            self.scan_lifts = (shakmaty::Bitboard::EMPTY, t);
-        }
-        self.scan_lifts.0 = (self.scan_lifts.0 | emptied) & !now;
-        if self.scan_lifts.0.count() >= 2 {
-            self.same_scan_lifts |= self.scan_lifts.0;
-            self.same_scan_lifts_t = t;
-        }
-    }
-
-    // ----- start of game -------------------------------------------------------
-
-    fn detect_start(&self, raw: &Picture) -> Option<StartCandidate> {
-        let pieces = match &self.custom_start {
-            Some((pos, _)) => pos.board().occupied().count(),
-            None => 32,
-        };
-        if raw.occupied().count() != pieces {
-            return None;
-        }
-        if raw.magic_pieces().next().is_none() && raw.to_board().is_none() {
-            return self.detect_occupancy_start(raw);
-        }
-        for o in Orientation::ALL {
-            let Some(board) = o.apply(raw).to_board() else {
-                continue;
-            };
-            let found = match &self.custom_start {
-                Some((pos, mode)) => {
-                    (pos.board() == &board).then(|| (pos.clone(), *mode, start_number(&board)))
-                }
-                None => start_number(&board).and_then(|n| {
-                    start::start_position(&board, n).map(|(pos, mode)| (pos, mode, Some(n)))
-                }),
-            };
-            if let Some((pos, mode, chess960)) = found {
-                return Some(StartCandidate {
-                    raw: raw.clone(),
-                    since: 0,
-                    orientation: o,
-                    pos,
-                    mode,
-                    chess960,
-                });
-            }
-        }
-        None
-    }
-
-    /// Occupancy-only boards cannot tell a Chess960 start from the standard one, nor
-    /// a board turned 180° from one used as built: the start must be the standard
-    /// one or the operator's (`set_start_fen`), and the board is taken as built.
-    /// A quarter turn still shows (files instead of ranks occupied).
-    fn detect_occupancy_start(&self, raw: &Picture) -> Option<StartCandidate> {
-        let (pos, mode) = match &self.custom_start {
-            Some((pos, mode)) => (pos.clone(), *mode),
-            None => (Chess::default(), CastlingMode::Standard),
-        };
-        let chess960 = start_number(pos.board());
-        [
-            Orientation::ALL[0],
-            Orientation::ALL[2],
-            Orientation::ALL[3],
-        ]
-        .into_iter()
-        .find(|o| o.apply(raw).occupied() == pos.board().occupied())
-        .map(|orientation| StartCandidate {
-            raw: raw.clone(),
-            since: 0,
-            orientation,
-            pos,
-            mode,
-            chess960,
-        })
-    }
-
-    /// The brief start a picture proves: `picture` shows a legal first move
-    /// made from it.
-    fn first_move_from_brief_start(&mut self, picture: &Picture) -> Option<StartCandidate> {
-        let pending = self
-            .start_candidate
-            .as_ref()
-            .or(self.brief_start.as_ref())?;
-        if self.detect_start(picture).is_some() {
-            return None;
-        }
-        let proven = pending
-            .orientation
-            .apply(picture)
-            .to_board()
-            .is_some_and(|board| {
-                !search::sequences(&pending.pos, Target::Board(&board), 1, 1, None).is_empty()
-            });
-        if !proven {
-            return None;
-        }
-        self.start_candidate
-            .take()
-            .or_else(|| self.brief_start.take())
-    }
-
-    fn look_for_start(&mut self, t: Millis, raw: &Picture) {
-        if let Some(mut cand) = self.detect_start(raw) {
-            cand.since = t;
-            self.start_candidate = Some(cand);
-            self.brief_start = None;
-            self.wrong_start = None;
-            return;
-        }
-        // A start that gave way before its hold stays in mind while the board
-        // is within one move of it (a piece in the hand: at most two squares
-        // differ from the start; a move under way, four). Further away, pieces
-        // are being set up or the board cleared.
-        if let Some(cand) = self.start_candidate.take() {
-            self.brief_start = Some(cand);
-        }
-        if let Some(cand) = &self.brief_start {
-            let near = cand
-                .orientation
-                .apply(raw)
-                .to_board()
-                .is_some_and(|b| search::diff(&b, cand.pos.board()).count() <= 4);
-            if !near {
-                self.brief_start = None;
-            }
-        }
-        self.start_candidate = None;
-        self.wrong_start = None;
-        if self.phase != Phase::WaitingStart {
-            return;
-        }
-        for o in [Orientation::ALL[0], Orientation::ALL[1]] {
-            if let Some(board) = o.apply(raw).to_board() {
-                if start::looks_like_wrong_start(&board) {
-                    let reference = Board::default();
-                    let squares = search::diff(&board, &reference).into_iter().collect();
-                    self.wrong_start = Some((raw.clone(), t, squares));
-                    return;
-                }
-            }
-        }
-    }
-
-    fn begin_game(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
-        let fen = Fen::from_position(&cand.pos, EnPassantMode::Legal).to_string();
-        self.orientation = cand.orientation;
-        self.game = Some(Game {
-            mode: cand.mode,
-            chess960: cand.chess960,
-            history: vec![cand.pos],
-            moves: Vec::new(),
-            pending: Vec::new(),
-        });
-        self.phase = Phase::Playing;
-        self.clear_move_state();
-        self.start_candidate = None;
-        self.brief_start = None;
-        self.unknown_alerted = false;
-        self.certain_ply = 0;
-        self.resync_tried = None;
-        self.late_press_wait = None;
-        self.game_no += 1;
-        self.illegal_counts = [0; 2];
-        self.presses_in_game = 0;
-        self.last_press_t = None;
-        self.two_hands_plies = shakmaty::ByColor::default();
-        self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
-        self.unseen_capture_ply = None;
-        self.last_board = cand.orientation.apply(&cand.raw).to_board();
-        match &self.last_board {
-            Some(b) => self.seen.reset(Target::Board(b)),
-            None => self.seen.reset(Target::Occupancy(
-                cand.orientation.apply(&cand.raw).occupied(),
-            )),
-        }
-        self.gap = false;
-        self.last_change_t = t;
-        // A new game may be played with the players on other sides of the clock.
-        self.white_side = None;
-        self.turn_started_t = None;
-        self.clock_laws
-            .begin_game(self.last_reading.is_some_and(|r| r.running), out);
-        if let Some(r) = self.last_reading {
-            if r.running {
-                let to_move = self.game.as_ref().expect("just set").verified().turn();
-                self.white_side = r.lever_high.map(|s| color_side(s, to_move));
-                self.turn_started_t = Some(t);
-            }
-        }
-        self.reset_evidence();
-        out.push(TrackerEvent::Game(GameEvent::GameStart {
-            fen,
-            chess960: cand.chess960,
-            rotated: cand.orientation.is_rotated_180(),
-        }));
-        if cand.orientation.is_quarter_turn() {
-            out.push(quarter_turn_alert());
-        }
-    }
-
-    // ----- pictures during a game -----------------------------------------------
-
-    fn play_picture(&mut self, t: Millis, raw: &Picture, out: &mut Vec<TrackerEvent>) {
-        let norm = self.orientation.apply(raw);
-        if let Some((_, magic)) = norm.magic_pieces().next() {
-            let result = match magic {
-                MagicPiece::Draw => GameResult::Draw,
-                MagicPiece::WhiteWins => GameResult::WhiteWins,
-                MagicPiece::BlackWins => GameResult::BlackWins,
-            };
-            self.end_game(result, ResultReason::ResultPiece, out);
-            return;
-        }
-        // Identity boards give a board; occupancy-only boards only which squares
-        // hold something.
-        let board = norm.to_board();
-        let occupancy = norm.occupied();
-        let target = match &board {
-            Some(b) => Target::Board(b),
-            None => Target::Occupancy(occupancy),
-        };
-        if let (Some(new), Some(old)) = (&board, &self.last_board) {
-            for sq in search::diff(old, new) {
-                self.square_changed[sq as usize] = t;
-            }
-        }
-        self.last_board = board.clone();
-        // What each square showed matters to the picture matcher only; the
-        // engine reads every picture itself.
-        if self.evidence.is_none() || self.gap {
-            self.seen.add(target);
-        }
-        let clocked = !self.clockless();
-        let engine = match (&board, self.evidence.as_mut()) {
-            (Some(b), Some(ev)) => {
-                ev.set_clocked(clocked);
-                ev.picture(t, b);
-                true
-            }
-            _ => false,
-        };
-        let mut resolution = if engine && self.gap {
-            // Changes were missed while the link was down: the engine saw no
-            // hand at work. The picture matcher reaches the board (or says it
-            // cannot), and the engine starts again from what it finds.
-            let old = self.resolve(t, target, out);
-            if old == Resolution::Explained {
-                // The board shows the game exactly: any displaced piece is back.
-                self.displaced = None;
-                self.reset_evidence();
-            }
-            return self.after_resolution(t, raw, board.as_ref(), target, old, out);
-        } else if engine {
-            let r = self.follow_evidence(t, out);
-            // A reply read around a displaced piece still proves the move
-            // before it (6.2.1): settle whatever the picture's reading.
-            self.resolution = r;
-            self.settle(t, out);
-            r
-        } else {
-            self.resolve(t, target, out)
-        };
-        if resolution == Resolution::Explained {
-            // The board shows the game exactly: any displaced piece is back.
-            self.displaced = None;
-        } else if engine {
-            // The engine reads play around a displaced piece by itself.
-        } else if let (Some(b), Some((mask, snapshot))) = (&board, &self.displaced) {
-            // Play went on around a displaced piece (7.4): read the move relative to
-            // the last good position, as if the displaced squares were in order.
-            let tip = self.game.as_ref().expect("playing").tip().board().clone();
-            let mut corrected = b.clone();
-            for sq in *mask {
-                if b.piece_at(sq) == snapshot.piece_at(sq) {
-                    match tip.piece_at(sq) {
-                        Some(p) => corrected.set_piece_at(sq, p),
-                        None => corrected.discard_piece_at(sq),
-                    }
-                }
-            }
-            if &corrected != b {
-                resolution = self.resolve(t, Target::Board(&corrected), out);
-            }
-        }
-        self.after_resolution(t, raw, board.as_ref(), target, resolution, out);
-    }
-
-    /// What follows from how a picture was read: an explained one clears the
-    /// episode; an unexplained one may be a result gesture, a turned board, an
-    /// illegal move standing, a takeback, or another game's start.
-    fn after_resolution(
-        &mut self,
-        t: Millis,
-        raw: &Picture,
-        board: Option<&Board>,
-        target: Target<'_>,
-        resolution: Resolution,
-        out: &mut Vec<TrackerEvent>,
-    ) {
-        self.resolution = resolution;
-        if resolution == Resolution::Explained {
-            self.seen.reset(target);
-            self.gap = false;
-            self.same_scan_lifts = shakmaty::Bitboard::EMPTY;
-        }
-        if resolution != Resolution::Unexplained {
-            self.unexplained_since = None;
-            self.unexplained_alerted = false;
-            self.takeback = None;
-            self.passed_back = None;
-            return;
-        }
-        if board.is_none() && self.try_turn_occupancy(t, raw, out) {
-            return;
-        }
-        if let Some(b) = board {
-            if result_gesture(b).is_some() {
-                // Kings passing through the centre on their way (one put
-                // down a moment on a square next to the other) are no
-                // result: the gesture counts once it stays, see
-                // `RESULT_GESTURE_HOLD_MS`. Until then, no other reading.
-                return;
-            }
-            if self.try_reorient(raw, out) {
-                return;
-            }
-            if self.try_illegal_stands(t, raw, b, out) {
-                return;
-            }
-        }
-        let game = self.game.as_ref().expect("playing");
-        let n = game.history.len() - 1;
-        // A board the evidence reads as legal play going on (a repetition, a
-        // move under way) is no takeback, whatever position it shows.
-        let earlier = if self.evidence.is_some() && self.reading_is_play {
-            None
-        } else {
-            (0..n)
-                .rev()
-                .find(|&k| target.matches(game.history[k].board()))
-        };
-        self.takeback = match (earlier, self.takeback) {
-            (Some(k), Some((k0, since))) if k == k0 => Some((k, since)),
-            (Some(k), _) => Some((k, t)),
-            (None, _) => None,
-        };
-        if earlier.is_some() {
-            self.passed_back = earlier;
-        } else if let Some(k) = self.passed_back.filter(|&k| k < n) {
-            // The board went back to an earlier position and a move was made from
-            // there before the takeback hold ran out (a move taken back and another
-            // played at once): the takeback is proven by the new move.
-            if search::sequences(&game.history[k], target, 1, 2, None).len() == 1 {
-                self.passed_back = None;
-                self.take_back(t, k, out);
-                if self.phase == Phase::Playing {
-                    self.last_raw = None;
-                    self.play_picture(t, raw, out);
-                }
-                return;
-            }
-        }
-        // Another start altogether (the next round's Chess960 start, ...).
-        self.start_candidate = match earlier {
-            None => self.detect_start(raw).map(|mut c| {
-                c.since = t;
-                c
-            }),
-            Some(_) => None,
-        };
-        if self.unexplained_since.is_none() {
-            self.unexplained_since = Some(t);
-        }
-    }
-
-    /// Matches a picture against the current line; updates the line.
-    fn resolve(
-        &mut self,
-        t: Millis,
-        target: Target<'_>,
-        out: &mut Vec<TrackerEvent>,
-    ) -> Resolution {
-        let press_boundary = self.pressed_in_episode();
-        let game = self.game.as_mut().expect("playing");
-        if target.matches(game.tip().board()) {
-            self.ambiguous_lines.clear();
-            self.ambiguous_alerted = None;
-            // A press may have waited for this picture (a flicker ended).
-            self.resolution = Resolution::Explained;
-            self.settle(t, out);
-            return Resolution::Explained;
-        }
-        let seen = (!self.gap && !self.lenient).then_some(&self.seen);
-        // An ambiguity is resolved when the play that follows fits one candidate only.
-        // The line under the candidates may have changed since (a takeback, a
-        // verification): candidates hanging off a prefix that is gone are void.
-        if self
-            .ambiguous_lines
-            .iter()
-            .any(|(j, _)| *j > game.pending.len())
-        {
-            self.ambiguous_lines.clear();
-        }
-        if !self.ambiguous_lines.is_empty() {
-            let mut fits = Vec::new();
-            for (j, line) in &self.ambiguous_lines {
-                let mut pos = game.pos_at(*j).clone();
-                for &m in line {
-                    pos.play_unchecked(m);
-                }
-                if target.matches(pos.board()) {
-                    // Back to the ambiguous picture: still undecided.
-                    return Resolution::Ambiguous;
-                }
-                for depth in 1..=2 {
-                    let mut ext = search::sequences(&pos, target, depth, 4, seen);
-                    if !self.lenient && matches!(target, Target::Occupancy(_)) {
-                        // As below: a capture whose square was never seen empty is
-                        // a piece in the hand until the picture is still. Else a
-                        // lifted piece of one candidate's position reads as a
-                        // capture that decides for it.
-                        let emptied = self.seen.emptied();
-                        ext.retain(|line| captures_seen_emptied(line, emptied));
-                    }
-                    if !ext.is_empty() {
-                        fits.push((*j, line.clone(), ext));
-                        break;
-                    }
-                }
-            }
-            if fits.len() == 1 && fits[0].2.len() == 1 && fits[0].2[0].len() == 1 {
-                let (j, mut line, ext) = fits.pop().expect("one");
-                line.extend(ext.into_iter().next().expect("one"));
-                self.ambiguous_lines.clear();
-                self.ambiguous_alerted = None;
-                self.extend_line(j, line);
-                self.resolution = Resolution::Explained;
-                self.settle(t, out);
-                return Resolution::Explained;
-            }
-            if !fits.is_empty() {
-                // Every candidate still fits: follow each of them until one fails.
-                let followed: Vec<(usize, Vec<Move>)> = fits
-                    .into_iter()
-                    .flat_map(|(j, line, exts)| {
-                        exts.into_iter().map(move |ext| {
-                            let mut l = line.clone();
-                            l.extend(ext);
-                            (j, l)
-                        })
-                    })
-                    .take(16)
-                    .collect();
-                self.ambiguous_lines = followed;
-                return Resolution::Ambiguous;
-            }
-        }
-        // Occupancy alone cannot support long bursts: too many sequences give the
-        // same squares. Such boards follow at most two plies per picture (two
-        // quick moves, or a capture and its recapture, inside one frame).
-        let max = match target {
-            // Without the check against what the squares showed, two plies at most.
-            Target::Board(_) if self.lenient => self.config.max_burst_plies.clamp(1, 2),
-            Target::Board(_) => self.config.max_burst_plies.max(1),
-            Target::Occupancy(_) => self.config.max_burst_plies.clamp(1, 2),
-        };
-        let mut found: Option<(usize, Vec<Vec<Move>>)> = None;
-        // Fewest plies from the last verified position first (a slide's square seen
-        // in passing is not a move of its own); among equals, keep the longest part
-        // of the line the pictures already showed.
-        let len = game.pending.len();
-        // A move the board showed and the opponent then answered on the board
-        // (his move seen as a picture of its own) was made: the hand let go of
-        // it. Later pictures may extend the line or change its last move (a slide
-        // going on), never rewrite answered moves into fewer plies. Without this a
-        // piece that moves twice in one unpressed stretch (Kg7 ... Kh8 around the
-        // opponent's Qg4) reads as one move, and the opponent's move with it.
-        let answered = game
-            .pending
-            .iter()
-            .rposition(|s| !s.reconstructed)
-            .unwrap_or(0);
-        // After a clock press in this episode the board should show made moves:
-        // then one piece may have gone unseen on its square (a capture answered
-        // within one board scan), if nothing fully seen explains the picture.
-        let tolerances: &[usize] = if press_boundary && seen.is_some() {
-            &[0, 1]
-        } else {
-            &[0]
-        };
-        'tolerance: for &unseen in tolerances {
-            for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
-                for total in lo..=len + hi {
-                    for j in (answered..=len.min(total)).rev() {
-                        let depth = total - j;
-                        // The unseen piece is a capture answered at once: a
-                        // two-ply burst, no longer.
-                        if depth < lo || depth > hi || (unseen > 0 && depth > 2) {
-                            continue;
-                        }
-                        let base = game.pos_at(j);
-                        let sols = if depth == 0 {
-                            if target.matches(base.board()) {
-                                vec![Vec::new()]
-                            } else {
-                                Vec::new()
-                            }
-                        } else {
-                            let mut sols =
-                                search::sequences_with_unseen(base, target, depth, 6, seen, unseen);
-                            if self.lenient && matches!(target, Target::Board(_)) {
-                                // Unseen middles only where the squares say so: a square
-                                // both plies touched must show the change. A capture and a
-                                // same-piece recapture leave their square as it was, exactly
-                                // like a capture in progress (capturer and captured piece
-                                // both in the hand): that is never read without seeing it.
-                                let changed = target.diff(base.board());
-                                sols.retain(|line| {
-                                    line.iter()
-                                        .all(|&m| (search::touched(m) & !changed).is_empty())
-                                });
-                            }
-                            if !self.lenient && matches!(target, Target::Occupancy(_)) {
-                                // A board that cannot tell pieces apart shows a piece
-                                // lifted off its square exactly as a capture by it. A
-                                // capture counts at once only when its square was seen
-                                // empty (the captured piece taken off first); otherwise
-                                // it waits for a still picture or a press (`lenient`).
-                                let emptied = self.seen.emptied();
-                                sols.retain(|line| captures_seen_emptied(line, emptied));
-                            }
-                            sols
-                        };
-                        if !sols.is_empty() {
-                            found = Some((j, sols));
-                            break 'tolerance;
-                        }
-                    }
-                }
-            }
-        }
-        let Some((j, mut sols)) = found else {
-            return Resolution::Unexplained;
-        };
-        // Several plies at once that lead back to a position the game already had
-        // are a takeback, not moves played backwards: in play every ply shows as its
-        // own picture, while a hand putting pieces back jumps over them
-        // (Nf3 Nc6 undone reads as "Ng1 Nb8" otherwise).
-        if sols[0].len() >= 2 {
-            let n = game.history.len() - 1;
-            if game.history[..n].iter().any(|p| target.matches(p.board())) {
-                return Resolution::Unexplained;
-            }
-        }
-        let mut default_promotion = None;
-        if sols.len() > 1 {
-            // Occupancy-only boards: a capture square is known when the captured
-            // piece was seen taken off first.
-            let emptied = self.seen.emptied();
-            let captured_first: Vec<Vec<Move>> = sols
-                .iter()
-                .filter(|line| {
-                    line.iter().all(|m| {
-                        m.capture().is_none() || m.is_en_passant() || emptied.contains(m.to())
-                    })
-                })
-                .cloned()
-                .collect();
-            if !captured_first.is_empty() && captured_first.len() < sols.len() {
-                sols = captured_first;
-            }
-        }
-        if sols.len() > 1 && sols.iter().all(|l| l.iter().any(|m| m.is_promotion())) {
-            // Lines that differ only in the pieces pawns were promoted to (a
-            // promotion alone, or taken at once in the same frame).
-            let first = &sols[0];
-            let same_squares = sols.iter().all(|l| {
-                l.len() == first.len()
-                    && l.iter()
-                        .zip(first)
-                        .all(|(a, b)| a.from() == b.from() && a.to() == b.to())
-            });
-            if same_squares {
-                // Occupancy-only: the new piece cannot be seen. Queen, flagged (3.7.5).
-                if let Some(q) = sols.iter().find(|l| {
-                    l.iter()
-                        .all(|m| !m.is_promotion() || m.promotion() == Some(Role::Queen))
-                }) {
-                    let at = q
-                        .iter()
-                        .position(|m| m.is_promotion())
-                        .expect("a promotion");
-                    default_promotion = Some((q.len() - at, q[at].to()));
-                    sols = vec![q.clone()];
-                }
-            }
-        }
-        if sols.len() > 1 {
-            if self.ambiguous_alerted.as_ref() != Some(&sols) {
-                if matches!(target, Target::Occupancy(_)) {
-                    // Later frames usually decide (see `AMBIGUOUS_UNDECIDED_MS`).
-                    self.ambiguous_since.get_or_insert((t, false));
-                } else {
-                    let base = game.pos_at(j).clone();
-                    out.push(ambiguous_alert(&base, target, &sols));
-                }
-                self.ambiguous_alerted = Some(sols.clone());
-            }
-            self.ambiguous_lines = sols.into_iter().map(|l| (j, l)).collect();
-            return Resolution::Ambiguous;
-        }
-        self.ambiguous_alerted = None;
-        self.ambiguous_lines.clear();
-        let moves = sols.into_iter().next().expect("one solution");
-        if self.lenient && matches!(target, Target::Occupancy(_)) {
-            let emptied = self.seen.emptied();
-            let unseen = moves.iter().rposition(|m| {
-                m.capture().is_some() && !m.is_en_passant() && !emptied.contains(m.to())
-            });
-            if let Some(i) = unseen {
-                self.unseen_capture_ply = Some(game.history.len() + j + i);
-            }
-        }
-        self.extend_line(j, moves);
-        if let Some((back, sq)) = default_promotion {
-            let game = self.game.as_mut().expect("playing");
-            let at = game.pending.len().saturating_sub(back);
-            if let Some(step) = game.pending.get_mut(at) {
-                step.notes.push(default_promotion_alert(sq));
-            }
-        }
-        let game = self.game.as_ref().expect("playing");
-        if game.pending.is_empty() {
-            // The line was undone on the board: a press made for it is void.
-            self.press = None;
-        }
-        self.resolution = Resolution::Explained;
-        self.settle(t, out);
-        Resolution::Explained
-    }
-
-    /// Keeps the line's first `j` moves and appends `moves`.
-    fn extend_line(&mut self, j: usize, moves: Vec<Move>) {
-        let lifted =
-            if self.last_change_t.saturating_sub(self.same_scan_lifts_t) <= TWO_HANDS_MOVE_MS {
-                self.same_scan_lifts
-            } else {
-                shakmaty::Bitboard::EMPTY
-            };
-        let game = self.game.as_mut().expect("playing");
-        let ply = game.moves.len() + j;
-        // A provisional move withdrawn while the reading waited (the rook of a
-        // castling read as a move of its own, then the king lifted) is still
-        // what the castling replaced.
-        let replaced_first = game.pending.get(j).map(|s| s.mv).or(self
-            .withdrawn_provisional
-            .filter(|(p, _)| *p == ply)
-            .map(|(_, m)| m));
-        game.pending.truncate(j);
-        let burst = moves.len() >= 2;
-        for (i, &mv) in moves.iter().enumerate() {
-            let mut pos = game.tip().clone();
-            pos.play_unchecked(mv);
-            let mut notes = Vec::new();
-            if i == 0 {
-                if let (
-                    Move::Castle { rook, .. },
-                    Some(Move::Normal {
-                        role: Role::Rook,
-                        from,
-                        ..
-                    }),
-                ) = (mv, replaced_first)
-                {
-                    if from == rook {
-                        notes.push(rook_first_alert(rook));
-                    }
-                }
-            }
-            if let Move::Normal {
-                promotion: Some(Role::Rook),
-                to,
-                ..
-            } = mv
-            {
-                notes.push(rook_promotion_alert(to));
-            }
-            // 7.5.4: both pieces of a castling or a capture left in one scan, and
-            // the move was complete right after.
-            let pair = match mv {
-                Move::Castle { king, rook } => Some((king, rook, true)),
-                Move::EnPassant { from, to } => {
-                    Some((from, Square::from_coords(to.file(), from.rank()), false))
-                }
-                Move::Normal {
-                    from,
-                    to,
-                    capture: Some(_),
-                    ..
-                } => Some((from, to, false)),
-                _ => None,
-            };
-            if let Some((a, b, castling)) = pair {
-                if lifted.contains(a) && lifted.contains(b) {
-                    let mover = game.tip().turn();
-                    notes.push(laws::two_hands_alert(mover, a, b, castling));
-                }
-            }
-            game.pending.push(Step {
-                mv,
-                pos,
-                reconstructed: burst,
-                corrected: false,
-                notes,
-            });
-        }
-    }
-
-    /// The colour of the player who pressed on `side`; with no mapping yet, the
-    /// press is taken as the mover's and maps the clock (6.6: the display that
-    /// stops when a player completes a move is his).
-    fn presser(&mut self, side: ClockSide, mover: Color) -> Color {
-        match self.white_side {
-            Some(w) => side_color(side, w),
-            None => {
-                self.white_side = Some(color_side(side, mover));
-                mover
-            }
-        }
-    }
-
-    /// Verifies what is proven: every move followed by a later one (6.2.1), and the
-    /// first move once its mover's press has settled. The board reports squares up
-    /// to a scan (~250 ms) late, so a press can come before the last square of its
-    /// move (the queen's last slide step, the rook of a castling): the line may still
-    /// change for `press_settle_ms` after the press.
-    fn settle(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
-        while self.phase == Phase::Playing {
-            let Some(game) = self.game.as_ref() else {
-                return;
-            };
-            let Some(_) = game.pending.first() else {
-                // Nothing on the board to complete. A press by the player not to move
-                // (starting the opponent's clock, or pressing late, 6.2.2) is done
-                // with; one by the player to move may be for a move still in the
-                // hand, and is forgotten once the hand has had time to show one.
-                let to_move = game.tip().turn();
-                if let Some(side) = self.press.as_ref().map(|p| p.side) {
-                    let by_mover = self.presser(side, to_move) == to_move;
-                    let stale = self.press.as_ref().is_some_and(|p| {
-                        self.resolution == Resolution::Explained
-                            && t.saturating_sub(p.t) >= self.config.illegal_alert_ms
-                    });
-                    let without_move = self
-                        .press
-                        .as_ref()
-                        .is_some_and(|p| p.without_move && !self.evidence_owns(p.id));
-                    if by_mover && stale && without_move {
-                        // No move followed the press: 7.5.3.
-                        let count = self.count_illegal(to_move);
-                        out.push(laws::press_without_move_alert(
-                            to_move,
-                            count,
-                            self.config.time_control.as_ref(),
-                            self.config.regime,
-                        ));
-                    }
-                    if !by_mover || stale {
-                        self.press = None;
-                    }
-                }
-                return;
-            };
-            let n = game.pending.len();
-            let mover = game.verified().turn();
-            let complete_reply = game.pending.get(1).map(|s| s.mv);
-            // The opponent's reply made (6.2.1), or under way: his hand is on
-            // the board, so the move before it was let go of. Without a clock
-            // only a reply made: nothing else bounds the move, and a hand
-            // sliding on through the square its move seemed to end on (a
-            // queen brushing e5 on its way to take on f4) reads for a moment
-            // as the move made and the opponent taking it.
-            let reply = complete_reply.or_else(|| {
-                if self.clockless() {
-                    None
-                } else {
-                    self.reply_under_way()
-                }
-            });
-            if n < 2 && reply.is_none() {
-                // The reply is gone (taken back in the hand): a wait for the late
-                // press starts afresh when it is made again.
-                self.late_press_wait = None;
-            }
-            let press_side = self.press.as_ref().map(|p| p.side);
-            let for_mover = match press_side {
-                Some(side) => self.presser(side, mover) == mover,
-                None => false,
-            };
-            if press_side.is_some() && !for_mover {
-                // A late press by the previous mover (6.2.2): it completes nothing new.
-                self.press = None;
-            }
-            if let Some(reply) = reply {
-                // An occupancy frame that shows a move and its reply may show
-                // neither: a bishop set down on e3 on its way to take on f4
-                // reads as Be3 and the f-pawn taking it. Only a later frame
-                // showing the picture again proves the reply.
-                let margin = self.occupancy_frame_margin();
-                if margin > 0 && t.saturating_sub(self.last_change_t) < margin + margin / 2 {
-                    return;
-                }
-                // No late press to wait for when the evidence has the move's
-                // own press already.
-                let pressed = self.evidence_press_for_next().is_some();
-                if !for_mover && !pressed && self.awaits_late_press(t, mover, reply) {
-                    return;
-                }
-                // A reply read from a scan whose reports are still coming in
-                // may be a partial picture (one scan's squares come in any
-                // order): the scan is read whole first.
-                if self.evidence.as_ref().is_some_and(|ev| ev.scan_open(t)) {
-                    return;
-                }
-                if !self.may_verify(t, out) {
-                    return;
-                }
-                let press = self.press_for_first(for_mover);
-                self.verify_first(press.as_ref(), out);
-                continue;
-            }
-            if for_mover
-                && (self.resolution == Resolution::Explained || self.only_displaced_noise())
-            {
-                // The press came first and this picture, seen after it, completes
-                // the move: the board scanned it after the hand reached the clock,
-                // so nothing of this move is still in transit, except the rest of
-                // the same scan's squares (one field update each). Those can only
-                // matter when another legal move touches a superset of this one's
-                // squares (the rook of a castling reported before its king): then,
-                // and only then, the picture must settle first.
-                let complete_after_press = self.press.as_ref().is_some_and(|p| {
-                    p.t <= self.last_change_t
-                        && self
-                            .game
-                            .as_ref()
-                            .is_some_and(|g| !may_grow(g.verified(), g.pending[0].mv))
-                });
-                let p = self.press.as_mut().expect("checked");
-                p.matched = true;
-                let settle = if p.on_still_move || complete_after_press {
-                    0
-                } else {
-                    self.config.press_settle_ms
-                };
-                if t >= p.t.max(self.last_change_t) + settle && self.may_verify(t, out) {
-                    let press = self.press_for_first(true);
-                    self.verify_first(press.as_ref(), out);
-                }
-            }
-            return;
-        }
-    }
-
-    /// Whether to hold the first pending move (proven by the reply) for its mover's
-    /// press: the mover's clock still runs, so the press is still to come (6.2.2)
-    /// and only it shows the time the record must carry. Held while the reply is
-    /// the only move after it, for at most `late_press_ms`.
-    fn awaits_late_press(&mut self, t: Millis, mover: Color, reply: Move) -> bool {
-        let running = self
-            .white_side
-            .zip(self.last_reading.and_then(|r| r.running_side()))
-            .map(|(w, s)| side_color(s, w));
-        let ply = self.ply();
-        let n = self.game.as_ref().map_or(0, |g| g.pending.len());
-        if n > 2 {
-            self.late_press_wait = None;
-            return false;
-        }
-        if self.clockless() || running != Some(mover) {
-            self.late_press_wait = None;
-            return false;
-        }
-        // The wait belongs to this reply: a reply changed or taken back and made
-        // again starts it afresh.
-        // A reply still under way may be read as another candidate move on the
-        // next picture: the same reply, the wait goes on.
-        let since = match self.late_press_wait {
-            Some((p, mv, since)) if p == ply && (mv == reply || n < 2) => since,
-            _ => t,
-        };
-        self.late_press_wait = Some((ply, reply, since));
-        // A reply made slowly (a castling, a piece carried far) is still no
-        // proof the press was forgotten: the mover may press once the reply
-        // stands, and the clock reports the press up to a second later. So
-        // the wait lasts until a while after the board last changed, within
-        // a bound.
-        let after_reply =
-            (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + LATE_PRESS_WAIT_MOST_MS);
-        t < (since + self.config.late_press_ms).max(after_reply)
-    }
-
-    /// Publishes the first provisional move as verified.
-    fn verify_first(&mut self, press: Option<&Press>, out: &mut Vec<TrackerEvent>) {
-        // The press the evidence gives this ply (a late one, or one read
-        // before the move completed) when the caller has none at hand.
-        let logged = match press {
-            Some(_) => None,
-            None => self
-                .evidence_press_for_next()
-                .and_then(|id| self.press_log.iter().find(|p| p.id == id).cloned()),
-        };
-        let press = press.or(logged.as_ref());
-        let white_side = self.white_side;
-        let last_reading = self.last_reading;
-        let game = self.game.as_mut().expect("playing");
-        let step = game.pending.remove(0);
-        let before = game.verified().clone();
-        let mover = before.turn();
-        let fullmove = before.fullmoves().get();
-        let san = SanPlus::from_move(before, step.mv).to_string();
-        let uci = step.mv.to_uci(game.mode).to_string();
-        let fen = Fen::from_position(&step.pos, EnPassantMode::Legal).to_string();
-        game.history.push(step.pos.clone());
-        game.moves.push(step.mv);
-        let ply = game.ply();
-        let (clock_ms, emt_ms) = match press {
-            Some(p) => (Some(p.clock_ms), p.emt_ms),
-            None => (
-                white_side
-                    .zip(last_reading)
-                    .map(|(w, r)| r.side(color_side(w, mover)).millis)
-                    .filter(|_| !self.config.no_clock),
-                None,
-            ),
-        };
-        for note in step.notes {
-            match note {
-                TrackerEvent::Alert(a) if a.kind == AlertKind::TwoHandsSuspected => {
-                    let seen = self.two_hands_plies.get_mut(mover);
-                    seen.retain(|&p| p < ply);
-                    seen.push(ply);
-                    if seen.len().is_multiple_of(TWO_HANDS_REPEATS) {
-                        out.push(laws::two_hands_repeated(a, seen));
-                    }
-                }
-                note => out.push(note),
-            }
-        }
-        out.push(TrackerEvent::Game(GameEvent::Move(MoveEvent {
-            ply,
-            san,
-            uci,
-            fen,
-            verified: true,
-            clock_ms,
-            emt_ms,
-            reconstructed: step.reconstructed,
-            corrected: step.corrected,
-        })));
-        if let Some(p) = press {
-            self.clock_laws.pressed_move(
-                self.config.time_control.as_ref(),
-                ply,
-                mover,
-                fullmove,
-                p.side,
-                p.t,
-                p.before_ms,
-            );
-        }
-        let game = self.game.as_ref().expect("playing");
-        // Draws the player to move may claim (9.2, 9.3): facts for the arbiter,
-        // whether or not the position also ends the game.
-        out.extend(laws::draw_claims(
-            &game.history,
-            game.verified(),
-            ply,
-            &mut self.claims_noted,
-            &mut self.fifty_noted,
-        ));
-        let Some(ending) = results::ending(&game.history) else {
-            return;
-        };
-        if ending.is_final() {
-            // Mate and stalemate end the game (5.1.1, 5.2.1): no move is left anyway.
-            // After an earlier automatic draw the first ending stands: the game is
-            // over for the record, only the board stops here.
-            if self.result_ply.is_some() {
-                self.phase = Phase::Over;
-                self.press = None;
-                self.takeback = None;
-                self.start_candidate = None;
-                if let Some(g) = self.game.as_mut() {
-                    g.pending.clear();
-                }
-            } else {
-                self.end_game(ending.result(), ending.reason(), out);
-            }
-            return;
-        }
-        // The other endings that need no claim (5.2.2, 9.6) end the game in law, so
-        // the result is published at this ply; players often play on before the
-        // arbiter steps in, and the record keeps following the board.
-        if self.result_ply.is_none() {
-            self.result_ply = Some(ply);
-            self.clock_laws.game_over();
-            out.push(TrackerEvent::Alert(Alert {
-                id: 0,
-                penalty: None,
-                kind: AlertKind::AutomaticDraw,
-                article: ending.article().into(),
-                severity: Severity::Info,
-                squares: Vec::new(),
-                message: format!(
-                    "After ply {ply}, {}: the game is drawn under the Laws; the moves are still recorded.",
-                    ending.description()
-                ),
-            }));
-            out.push(TrackerEvent::Game(GameEvent::Result {
-                result: ending.result(),
-                reason: ending.reason(),
-            }));
-        }
-    }
-
-    fn end_game(&mut self, result: GameResult, reason: ResultReason, out: &mut Vec<TrackerEvent>) {
-        out.push(TrackerEvent::Game(GameEvent::Result { result, reason }));
-        self.result_ply = Some(self.ply());
-        self.clock_laws.game_over();
-        self.phase = Phase::Over;
-        self.press = None;
-        self.takeback = None;
-        self.start_candidate = None;
-        if let Some(g) = self.game.as_mut() {
-            g.pending.clear();
-        }
     }
 
     /// A.4.2 (rapid/blitz without adequate supervision): an illegal move that nobody
@@ -2263,21 +567,22 @@ impl Tracker {
         board: &Board,
         out: &mut Vec<TrackerEvent>,
     ) -> bool {
-        let Some((illegal, mover)) = self.illegal_stand.clone() else {
+        let Some((illegal, mover)) = self.current.illegal_stand.clone() else {
             return false;
         };
         let open = self
+            .alerts
             .open_alerts
             .iter()
-            .position(|a| a.game_no == self.game_no && a.kind == AlertKind::IllegalMove);
+            .position(|a| a.game_no == self.alerts.game_no && a.kind == AlertKind::IllegalMove);
         let (Some(open), Some(game)) = (open, self.game.as_ref()) else {
             // Corrected (or the game moved on otherwise): nothing can stand.
-            self.illegal_stand = None;
+            self.current.illegal_stand = None;
             return false;
         };
         let before = game.tip().clone();
         if before.turn() != mover {
-            self.illegal_stand = None;
+            self.current.illegal_stand = None;
             return false;
         }
         // The position the illegal move left, the opponent to move; castling
@@ -2318,7 +623,7 @@ impl Tracker {
         game.moves.clear();
         let what = laws::describe_moves(before.board(), &illegal, mover)
             .unwrap_or_else(|| "the illegal move".into());
-        let stood_alert = self.open_alerts.remove(open);
+        let stood_alert = self.alerts.open_alerts.remove(open);
         out.push(TrackerEvent::Resolved(AlertResolved {
             id: stood_alert.id,
             kind: stood_alert.kind,
@@ -2349,7 +654,7 @@ impl Tracker {
             rotated: self.orientation.is_rotated_180(),
         }));
         self.clear_move_state();
-        self.seen.reset(Target::Board(&illegal));
+        self.sensing.seen.reset(Target::Board(&illegal));
         self.last_board = Some(illegal.clone());
         self.reset_evidence();
         self.play_picture(t, raw, out);
@@ -2358,189 +663,11 @@ impl Tracker {
 
     /// Forgets everything about moves in progress and the alerts they raised,
     /// for a game that starts afresh from a new position: a new game, or the
-    /// position an illegal move left standing (A.4.2). One list, so that a
-    /// field added later cannot be cleared in one place and not the other.
+    /// position an illegal move left standing (A.4.2). One struct
+    /// ([`move_state::MoveState`]), so that a field added later cannot be
+    /// cleared in one place and not the other.
     fn clear_move_state(&mut self) {
-        self.illegal_stand = None;
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
-        self.takeback = None;
-        self.passed_back = None;
-        self.press = None;
-        self.ambiguous_alerted = None;
-        self.ambiguous_lines.clear();
-        self.result_ply = None;
-        self.displaced = None;
-        self.claims_noted.clear();
-        self.fifty_noted = false;
-    }
-
-    /// A picture that makes sense only with the board turned: the board was turned
-    /// or power-cycled (and lost its own orientation handling).
-    fn try_reorient(&mut self, raw: &Picture, out: &mut Vec<TrackerEvent>) -> bool {
-        let game = self.game.as_ref().expect("playing");
-        let tip = game.tip().board();
-        if raw.occupied().count() != tip.occupied().count() {
-            return false;
-        }
-        for o in Orientation::ALL {
-            if o == self.orientation {
-                continue;
-            }
-            if o.apply(raw).to_board().as_ref() == Some(tip) {
-                let was_quarter = self.orientation.is_quarter_turn();
-                self.orientation = o;
-                self.last_board = Some(tip.clone());
-                self.reset_evidence();
-                self.resolution = Resolution::Explained;
-                self.unexplained_since = None;
-                self.takeback = None;
-                if o.is_quarter_turn() && !was_quarter {
-                    out.push(quarter_turn_alert());
-                }
-                return true;
-            }
-        }
-        false
-    }
-
-    /// Occupancy-only boards: a start looks the same with the board either way
-    /// round, so the game begins with the board taken as built, and the first
-    /// move tells which way it stands (White's first move seen from the other
-    /// side is a move of Black's pieces, never legal). A picture before any
-    /// move that only the board turned 180° explains turns it.
-    fn try_turn_occupancy(
-        &mut self,
-        t: Millis,
-        raw: &Picture,
-        out: &mut Vec<TrackerEvent>,
-    ) -> bool {
-        let game = self.game.as_ref().expect("playing");
-        let start = game.history[0].board().occupied();
-        if game.history.len() > 1
-            || !game.pending.is_empty()
-            || !self.ambiguous_lines.is_empty()
-            || self.orientation.is_quarter_turn()
-            || start.rotate_180() != start
-        {
-            return false;
-        }
-        let was = (self.orientation, self.seen.clone());
-        self.orientation = self.orientation.turned_180();
-        let occupancy = self.orientation.apply(raw).occupied();
-        let target = Target::Occupancy(occupancy);
-        self.seen.reset(Target::Occupancy(start));
-        self.seen.add(target);
-        let mut heard = Vec::new();
-        let r = self.resolve(t, target, &mut heard);
-        if r == Resolution::Unexplained {
-            (self.orientation, self.seen) = was;
-            return false;
-        }
-        out.append(&mut heard);
-        self.after_resolution(t, raw, None, target, r, out);
-        true
-    }
-
-    // ----- clock ----------------------------------------------------------------
-
-    fn on_press(
-        &mut self,
-        t: Millis,
-        side: ClockSide,
-        before_ms: Option<u64>,
-        reading: &ClockReading,
-        out: &mut Vec<TrackerEvent>,
-    ) {
-        let press = Press {
-            id: self.presses_in_game + 1,
-            side,
-            t,
-            clock_ms: reading.side(side).millis,
-            emt_ms: self.turn_started_t.map(|s| t.saturating_sub(s)),
-            before_ms,
-            alerted: false,
-            matched: false,
-            on_still_move: false,
-            without_move: false,
-        };
-        // 7.5.3 is only considered for a press whose presser is known (the clock
-        // mapped before it), that is not the game's first (the start procedure),
-        // not a double press, with the clock running after it (not the arbiter
-        // handling a stopped clock).
-        let double = self
-            .last_press_t
-            .is_some_and(|p| t.saturating_sub(p) < DOUBLE_PRESS_MS);
-        let first = self.presses_in_game == 0;
-        self.presses_in_game += 1;
-
-        self.last_press_t = Some(t);
-        let candidate_7_5_3 = !double
-            && !first
-            && reading.running
-            && self.white_side.is_some_and(|w| {
-                self.game
-                    .as_ref()
-                    .is_some_and(|g| side_color(side, w) == g.verified().turn())
-            });
-        self.turn_started_t = Some(t);
-        let game = self.game.as_ref().expect("playing");
-        if game.ply() == 0
-            && game.pending.is_empty()
-            && self.white_side.is_none()
-            && self.resolution == Resolution::Explained
-        {
-            // The side not to move starts the opponent's clock (6.6).
-            self.white_side = Some(color_side(side, !game.verified().turn()));
-        }
-        // Logged before the engine reads it: the engine may verify the ply
-        // this press ends right away, and the move takes its time and clock
-        // ([%emt], [%clk]) from the log.
-        self.press_log.push(press.clone());
-        if self.press_log.len() > PRESS_LOG {
-            self.press_log.remove(0);
-        }
-        if let (Some(w), Some(ev)) = (self.white_side, self.evidence.as_mut()) {
-            ev.press(t, side_color(side, w), self.presses_in_game);
-            if !self.gap {
-                let r = self.follow_evidence(t, out);
-                self.engine_resolution(r);
-            }
-        }
-        let mut press = press;
-        press.matched = self.pressed_for_shown_move(side);
-        // Still means still for a board scan: a picture that changed just before
-        // the press may be a square the hand brushed on the way (a knight
-        // touching d2 on its way to c3, the press made before the release), and
-        // the board reports the rest a scan later.
-        press.on_still_move = press.matched
-            && (self.resolution == Resolution::Explained || self.only_displaced_noise())
-            && t.saturating_sub(self.last_change_t) >= STILL_BEFORE_PRESS_MS;
-        press.without_move = candidate_7_5_3
-            && self.resolution == Resolution::Explained
-            && self.game.as_ref().is_some_and(|g| g.pending.is_empty());
-        if let Some(logged) = self.press_log.iter_mut().rev().find(|p| p.id == press.id) {
-            *logged = press.clone();
-        }
-        self.press = Some(press);
-        self.settle(t, out);
-    }
-
-    /// The board has shown the presser's move complete (it is the line's first
-    /// move): whatever the picture shows when the press arrives (the clock reports
-    /// up to a second late, by when a hand may be moving again: the opponent's
-    /// reply, an adjustment, a knocked piece), this press is not an illegal one.
-    /// The move is still verified only on a settled picture or the opponent's move.
-    fn pressed_for_shown_move(&mut self, side: ClockSide) -> bool {
-        let Some(game) = self.game.as_ref() else {
-            return false;
-        };
-        if game.pending.is_empty() {
-            return false;
-        }
-        let mover = game.verified().turn();
-        self.presser(side, mover) == mover
+        self.current = move_state::MoveState::default();
     }
 
     // ----- timers ---------------------------------------------------------------
@@ -2550,91 +677,27 @@ impl Tracker {
             return;
         }
         match self.phase {
-            Phase::WaitingStart | Phase::Over => {
-                if let Some(cand) = &self.start_candidate {
-                    if t.saturating_sub(cand.since) >= self.config.start_hold_ms {
-                        let cand = self.start_candidate.take().expect("checked");
-                        self.begin_game(t, cand, out);
-                        return;
-                    }
-                }
-                self.position_unknown_timer(t, out);
-                if let Some((raw, since, squares)) = &self.wrong_start {
-                    if t.saturating_sub(*since) >= self.config.start_hold_ms
-                        && self.wrong_start_alerted.as_ref() != Some(raw)
-                    {
-                        out.push(TrackerEvent::Alert(Alert {
-                            id: 0,
-                            penalty: None,
-                            kind: AlertKind::WrongInitialPosition,
-                            article: "7.2.1".into(),
-                            severity: Severity::Warning,
-                            squares: Alert::square_names(squares.iter().copied()),
-                            message: format!(
-                                "The pieces are set up wrongly on {}: correct the initial position before the game starts.",
-                                names(squares)
-                            ),
-                        }));
-                        self.wrong_start_alerted = Some(raw.clone());
-                    }
-                }
-            }
+            Phase::WaitingStart | Phase::Over => self.start_timers(t, out),
             Phase::Playing => {
                 self.game_timers(t, out);
                 if self.phase == Phase::Playing && !self.config.no_clock {
-                    let last = self.last_reading;
+                    let last = self.clock.last_reading;
                     self.clock_laws.tick(t, last.as_ref(), out);
                 }
             }
         }
     }
 
-    /// Before any game: a board showing a game in progress (both kings, no start
-    /// position within one move) with the clock running, or still for
-    /// [`POSITION_UNKNOWN_MS`], was joined mid-game. No move is guessed; the
-    /// arbiters are told once, and the operator's FEN (with the side to move)
-    /// starts following it (`operator_start_fen`).
-    fn position_unknown_timer(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
-        if self.phase != Phase::WaitingStart
-            || self.unknown_alerted
-            || self.start_candidate.is_some()
-            || self.brief_start.is_some()
-            || self.wrong_start.is_some()
-        {
-            return;
-        }
-        let Some(raw) = &self.last_raw else {
-            return;
-        };
-        if raw.count(Color::White.king()) != 1 || raw.count(Color::Black.king()) != 1 {
-            return;
-        }
-        let running = !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
-        if !running && t.saturating_sub(self.last_change_t) < POSITION_UNKNOWN_MS {
-            return;
-        }
-        self.unknown_alerted = true;
-        out.push(TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: AlertKind::GameInProgressPositionUnknown,
-            article: "6.6".into(),
-            severity: Severity::Warning,
-            squares: Vec::new(),
-            message: "Game in progress, position unknown: this board shows a game that was never seen to start (the daemon started late, or the board was swapped), so no move is published. Give the position with the side to move (the start-FEN action) to follow it from there.".into(),
-        }));
-    }
-
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
         self.ambiguity_undecided(t, out);
-        if self.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
+        if self.current.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
             if let Some(result) = self.last_board.as_ref().and_then(result_gesture) {
                 self.end_game(result, ResultReason::ResultGesture, out);
                 return;
             }
         }
-        if self.resolution != Resolution::Explained
+        if self.current.resolution != Resolution::Explained
             && (self.only_displaced_noise() || self.reply_under_way().is_some())
         {
             // A move made around displaced pieces settles as on a clean board;
@@ -2644,7 +707,7 @@ impl Tracker {
                 return;
             }
         }
-        match self.resolution {
+        match self.current.resolution {
             Resolution::Explained => {
                 self.settle(t, out);
                 if self.phase != Phase::Playing {
@@ -2652,8 +715,8 @@ impl Tracker {
                 }
                 let game = self.game.as_ref().expect("playing");
                 if game.pending.is_empty() && still >= CERTAIN_STILL_MS {
-                    self.certain_ply = game.history.len() - 1;
-                    self.advance_anchor(self.certain_ply);
+                    self.retractions.certain_ply = game.history.len() - 1;
+                    self.advance_anchor(self.retractions.certain_ply);
                 }
                 let game = self.game.as_ref().expect("playing");
                 // On an occupancy frame board, half a period more: the frame that
@@ -2661,6 +724,7 @@ impl Tracker {
                 let margin = self.occupancy_frame_margin();
                 let mut hold = self.config.clockless_hold_ms + margin + margin / 2;
                 if self
+                    .sensing
                     .unseen_capture_ply
                     .is_some_and(|p| p >= game.history.len())
                 {
@@ -2691,15 +755,15 @@ impl Tracker {
                     let boundary = self.pressed_in_episode() || still >= RESYNC_QUIET_MS;
                     if still >= RESYNC_STILL_MS
                         && boundary
-                        && self.resync_tried != Some(self.last_change_t)
+                        && self.retractions.resync_tried != Some(self.last_change_t)
                     {
-                        self.resync_tried = Some(self.last_change_t);
+                        self.retractions.resync_tried = Some(self.last_change_t);
                         self.resync(t, &board, out);
                     }
                 }
             }
             Resolution::Unexplained => {
-                if let Some((k, since)) = self.takeback {
+                if let Some((k, since)) = self.current.takeback {
                     if t.saturating_sub(since) >= self.config.takeback_hold_ms {
                         self.take_back(t, k, out);
                         return;
@@ -2713,20 +777,20 @@ impl Tracker {
                     // lifted piece is never two plies.
                     let still = t.saturating_sub(self.last_change_t);
                     if still >= self.config.burst_hold_ms
-                        && self.lenient_tried != Some(self.last_change_t)
+                        && self.sensing.lenient_tried != Some(self.last_change_t)
                     {
-                        self.lenient_tried = Some(self.last_change_t);
-                        self.lenient = true;
+                        self.sensing.lenient_tried = Some(self.last_change_t);
+                        self.sensing.lenient = true;
                         let r = self.resolve(t, Target::Board(&board), out);
-                        self.lenient = false;
+                        self.sensing.lenient = false;
                         if r != Resolution::Unexplained {
-                            self.resolution = r;
+                            self.current.resolution = r;
                             if r == Resolution::Explained {
-                                self.seen.reset(Target::Board(&board));
+                                self.sensing.seen.reset(Target::Board(&board));
                             }
-                            self.unexplained_since = None;
-                            self.unexplained_alerted = false;
-                            self.takeback = None;
+                            self.current.unexplained_since = None;
+                            self.current.unexplained_alerted = false;
+                            self.current.takeback = None;
                             return;
                         }
                     }
@@ -2736,10 +800,10 @@ impl Tracker {
                     let boundary = self.pressed_in_episode() || still >= RESYNC_QUIET_MS;
                     if still >= RESYNC_STILL_MS
                         && boundary
-                        && self.resync_tried != Some(self.last_change_t)
-                        && self.takeback.is_none()
+                        && self.retractions.resync_tried != Some(self.last_change_t)
+                        && self.current.takeback.is_none()
                     {
-                        self.resync_tried = Some(self.last_change_t);
+                        self.retractions.resync_tried = Some(self.last_change_t);
                         if self.resync(t, &board, out) {
                             return;
                         }
@@ -2750,43 +814,45 @@ impl Tracker {
                     // capture the board could not see the captured piece leave for.
                     if let Some(raw) = self.last_raw.clone() {
                         let occupancy = self.orientation.apply(&raw).occupied();
-                        self.lenient = true;
+                        self.sensing.lenient = true;
                         let r = self.resolve(t, Target::Occupancy(occupancy), out);
-                        self.lenient = false;
+                        self.sensing.lenient = false;
                         if r != Resolution::Unexplained {
-                            self.resolution = r;
+                            self.current.resolution = r;
                             if r == Resolution::Explained {
-                                self.seen.reset(Target::Occupancy(occupancy));
+                                self.sensing.seen.reset(Target::Occupancy(occupancy));
                             }
-                            self.unexplained_since = None;
-                            self.unexplained_alerted = false;
-                            self.takeback = None;
+                            self.current.unexplained_since = None;
+                            self.current.unexplained_alerted = false;
+                            self.current.takeback = None;
                             return;
                         }
                     }
                 }
                 let clock_running =
-                    !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
-                if let Some(cand) = &self.start_candidate {
+                    !self.config.no_clock && self.clock.last_reading.is_some_and(|r| r.running);
+                if let Some(cand) = &self.start.start_candidate {
                     if !clock_running && t.saturating_sub(cand.since) >= self.config.start_hold_ms {
-                        let cand = self.start_candidate.take().expect("checked");
+                        let cand = self.start.start_candidate.take().expect("checked");
                         self.restart(t, cand, out);
                         return;
                     }
                 }
                 let board = self.last_board.clone();
                 // With candidates pending (an ambiguity), the press was for one of them.
-                let candidates = !self.ambiguous_lines.is_empty();
+                let candidates = !self.current.ambiguous_lines.is_empty();
                 // A legal move the evidence reads on the board (made, or still
                 // under way) is no illegal move, whatever the press.
                 let presser = self
+                    .current
                     .press
                     .as_ref()
-                    .zip(self.white_side)
+                    .zip(self.clock.white_side)
                     .map(|(p, w)| side_color(p.side, w));
-                let id = self.press.as_ref().map(|p| p.id);
+                let id = self.current.press.as_ref().map(|p| p.id);
                 let legal = self.evidence_clears_press(presser, id);
                 if let Some(press) = self
+                    .current
                     .press
                     .as_mut()
                     .filter(|p| !candidates && !p.matched && !legal)
@@ -2794,11 +860,11 @@ impl Tracker {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
                         out.extend(self.illegal_press_alert(board.as_ref()));
-                        self.unexplained_alerted = true;
+                        self.current.unexplained_alerted = true;
                         return;
                     }
                 }
-                if let Some(since) = self.unexplained_since {
+                if let Some(since) = self.current.unexplained_since {
                     let game = self.game.as_ref().expect("playing");
                     let shown = self
                         .last_raw
@@ -2811,24 +877,25 @@ impl Tracker {
                     // whole episode: a one-scan misread or flicker elsewhere while
                     // the hand hovers does not make the pieces displaced.
                     if laws::move_under_way(game.tip(), board.as_ref(), shown) {
-                        self.under_way_episode = Some(since);
+                        self.sensing.under_way_episode = Some(since);
                     }
-                    let threshold = if self.under_way_episode == Some(since) {
+                    let threshold = if self.sensing.under_way_episode == Some(since) {
                         self.config.displaced_alert_ms.max(HOVER_ALERT_MS)
                     } else {
                         self.config.displaced_alert_ms
                     };
                     let seen_long_enough = self
+                        .sensing
                         .input_end
                         .is_none_or(|end| end.saturating_sub(since) >= threshold);
-                    if !self.unexplained_alerted
+                    if !self.current.unexplained_alerted
                         && t.saturating_sub(since) >= threshold
                         && seen_long_enough
                     {
-                        self.unexplained_alerted = true;
+                        self.current.unexplained_alerted = true;
                         if let Some(b) = &board {
                             let mask = search::diff(game.tip().board(), b);
-                            self.displaced = Some((mask, b.clone()));
+                            self.current.displaced = Some((mask, b.clone()));
                         }
                         out.push(laws::displaced_alert(
                             game.tip().board(),
@@ -2841,576 +908,14 @@ impl Tracker {
         }
     }
 
-    /// The alert for a press the board shows no legal move for (7.5.1, 7.5.2), with
-    /// the mover's count of completed illegal moves and the penalty the Laws
-    /// suggest. `None` while an alert for the same illegal move is still open (the
-    /// player pressed again on the uncorrected position: still one illegal move).
-    fn illegal_press_alert(&mut self, board: Option<&Board>) -> Option<TrackerEvent> {
-        let game = self.game.as_ref()?;
-        let open = |kind: AlertKind| {
-            self.open_alerts
-                .iter()
-                .any(|a| a.game_no == self.game_no && a.kind == kind)
-        };
-        if open(AlertKind::IllegalMove) || open(AlertKind::IrregularPosition) {
-            return None;
-        }
-        let tip = game.tip().clone();
-        if let Some(alert) = board.and_then(|b| irregular_alert(&tip, b)) {
-            return Some(alert);
-        }
-        let mover = tip.turn();
-        let count = self.count_illegal(mover);
-        let tc = self.config.time_control.as_ref();
-        Some(match board {
-            Some(b) => {
-                let alert = laws::illegal_move_alert(&tip, b, count, tc, self.config.regime);
-                let rapid_or_blitz = matches!(
-                    tc.and_then(TimeControl::category),
-                    Some(Category::Rapid | Category::Blitz)
-                );
-                let stands_if_answered = self.config.regime == Regime::Unsupervised
-                    && rapid_or_blitz
-                    && matches!(&alert, TrackerEvent::Alert(a) if a.article == "7.5.1");
-                if stands_if_answered {
-                    self.illegal_stand = Some((b.clone(), mover));
-                }
-                alert
-            }
-            // Occupancy only: which piece went where cannot be told.
-            None => TrackerEvent::Alert(Alert {
-                id: 0,
-                kind: AlertKind::IllegalMove,
-                article: "7.5.1".into(),
-                severity: Severity::Error,
-                squares: Vec::new(),
-                message: format!(
-                    "The clock was pressed but the board shows no legal move: check the board. \
-                     If {} made an illegal move, it is the completed illegal move number {count} \
-                     by {} in this game.",
-                    laws::color_name(mover),
-                    laws::color_name(mover)
-                ),
-                penalty: Some(laws::penalty(tc, self.config.regime, count)),
-            }),
-        })
-    }
-
-    /// Counts one more completed illegal move by `c` (7.5.5) and returns the count.
-    fn count_illegal(&mut self, c: Color) -> u32 {
-        let n = &mut self.illegal_counts[usize::from(c == Color::Black)];
-        *n += 1;
-        *n
-    }
-
-    /// Occupancy-only boards that send whole frames: a picture is known to
-    /// have stayed only once a later frame shows it again (the next frame may
-    /// show it gone, a hand that lifted a piece or took a move back up to a
-    /// period before), so the holds that read a still picture are one period
-    /// longer.
-    fn occupancy_frame_margin(&self) -> Millis {
-        match self.config.sensor.reporting {
-            eboard_protocols::family::Reporting::Frames { period_ms }
-                if self.last_board.is_none() =>
-            {
-                period_ms
-            }
-            _ => 0,
-        }
-    }
-
-    /// Occupancy-only boards: candidates followed for `AMBIGUOUS_UNDECIDED_MS`
-    /// without a frame deciding between them are named to the arbiters.
-    fn ambiguity_undecided(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
-        if self.ambiguous_lines.is_empty() {
-            self.ambiguous_since = None;
-            return;
-        }
-        let Some((since, told)) = self.ambiguous_since else {
-            return;
-        };
-        if told || t.saturating_sub(since) < AMBIGUOUS_UNDECIDED_MS {
-            return;
-        }
-        self.ambiguous_since = Some((since, true));
-        let Some(game) = self.game.as_ref() else {
-            return;
-        };
-        if self
-            .ambiguous_lines
-            .iter()
-            .any(|(k, _)| *k > game.pending.len())
-        {
-            return;
-        }
-        let Some(j) = self.ambiguous_lines.iter().map(|(j, _)| *j).min() else {
-            return;
-        };
-        let lines: Vec<Vec<Move>> = self
-            .ambiguous_lines
-            .iter()
-            .map(|(k, line)| {
-                let mut l: Vec<Move> = game.pending[j..*k].iter().map(|s| s.mv).collect();
-                l.extend(line.iter().copied());
-                l
-            })
-            .collect();
-        let occupancy = self
-            .last_raw
-            .as_ref()
-            .map(|r| self.orientation.apply(r).occupied())
-            .unwrap_or_default();
-        out.push(ambiguous_alert(
-            game.pos_at(j),
-            Target::Occupancy(occupancy),
-            &lines,
-        ));
-    }
-
-    /// Whether an occupancy picture has been still long enough (or pressed for) to
-    /// read a capture from it without having seen the captured piece leave.
-    fn occupancy_capture_due(&self, t: Millis) -> bool {
-        let hold = self.config.press_settle_ms * 2 + self.occupancy_frame_margin();
-        let still = t.saturating_sub(self.last_change_t) >= hold;
-        let pressed = self.press.as_ref().is_some_and(|p| {
-            t.saturating_sub(p.t.max(self.last_change_t)) >= self.config.press_settle_ms
-        });
-        still || pressed
-    }
-
-    /// A start picture held with the clock stopped in a game that never reached a
-    /// result on the board: it ended off the board, the next one begins.
-    fn restart(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
-        let plies = self.ply();
-        out.push(TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: AlertKind::GameEndedWithoutResult,
-            article: "5.1.2".into(),
-            severity: Severity::Warning,
-            squares: Vec::new(),
-            message: format!(
-                "The board was set up again with the clock stopped after {plies} plies: the previous game ended without a result on the board; enter its result. A new game starts."
-            ),
-        }));
-        self.begin_game(t, cand, out);
-    }
-
     /// The clock was pressed since the board stopped showing the game (a ply
     /// boundary passed while the picture stayed unexplained or ambiguous): the
     /// board should show a made move then, not one under way.
     fn pressed_in_episode(&self) -> bool {
-        match (self.last_press_t, self.unexplained_since) {
+        match (self.clock.last_press_t, self.current.unexplained_since) {
             (Some(p), Some(u)) => p >= u,
-            (Some(_), None) => self.resolution == Resolution::Ambiguous,
+            (Some(_), None) => self.current.resolution == Resolution::Ambiguous,
             _ => false,
         }
     }
-
-    /// Self-correction: the board shows a position no legal continuation of the
-    /// published line explains, still for `RESYNC_STILL_MS`. Look for the one
-    /// line that does, going back over at most `RESYNC_MAX_BACK` verified plies
-    /// (never before `certain_ply`) and forward at most `RESYNC_MAX_PLIES`,
-    /// fewest withdrawn plies first, then fewest new ones, with every piece the
-    /// line puts down on the way seen there. Exactly one such line: the wrong
-    /// plies are withdrawn by one `Retraction`, the line's plies follow as
-    /// `corrected` (pending: they are verified as any move is), the alerts the
-    /// wrong reading raised resolve as the board now agrees with the game, and
-    /// the arbiters get an info alert saying what was corrected. Two or more:
-    /// nothing is published yet, later pictures decide.
-    fn resync(&mut self, t: Millis, board: &Board, out: &mut Vec<TrackerEvent>) -> bool {
-        let Some(game) = self.game.as_ref() else {
-            return false;
-        };
-        let n = game.history.len() - 1;
-        let target = Target::Board(board);
-        if game.history.iter().any(|p| target.matches(p.board())) {
-            // An earlier position of the game: a takeback, not a misreading.
-            return false;
-        }
-        let shown = board.occupied();
-        if laws::move_under_way(game.tip(), Some(board), shown) {
-            // A hand holding the mover's piece: the move is not made yet.
-            return false;
-        }
-        let max_back = n.saturating_sub(self.certain_ply).min(RESYNC_MAX_BACK);
-        let mut found = None;
-        // Every piece the line puts down on the way must have been seen there;
-        // then one may not have been: a capture answered within one board scan
-        // never showed its piece on the square. Withdrawing verified plies needs
-        // the strict reading; the lenient one only catches up on the line.
-        let seen = (!self.gap).then_some(&self.seen);
-        // The lenient reading only at a ply boundary (a press since the last
-        // explained picture): before it, a capture under way looks the same.
-        let tolerances: &[usize] = if self.pressed_in_episode() {
-            &[0, 1]
-        } else {
-            &[0]
-        };
-        'search: for &unseen in tolerances {
-            let max_back = if unseen == 0 { max_back } else { 0 };
-            for back in 0..=max_back {
-                let base = &game.history[n - back];
-                for depth in 1..=RESYNC_MAX_PLIES {
-                    let mut sols =
-                        search::sequences_with_unseen(base, target, depth, 3, seen, unseen);
-                    // No piece that goes back to a square it left: tempo moves
-                    // that make any transient picture (a castling half made)
-                    // reachable in a few plies.
-                    sols.retain(|line| !has_return(line));
-                    match sols.len() {
-                        0 => continue,
-                        1 => {
-                            found = sols.into_iter().next().map(|line| (back, line));
-                            break 'search;
-                        }
-                        _ => return false,
-                    }
-                }
-            }
-            if seen.is_none() {
-                break;
-            }
-        }
-        let Some((back, line)) = found else {
-            return false;
-        };
-        let k = n - back;
-        let game = self.game.as_mut().expect("playing");
-        let withdrawn_sans: Vec<String> = (k..n)
-            .map(|i| {
-                let before = game.history[i].clone();
-                let after = &game.history[i + 1];
-                before
-                    .legal_moves()
-                    .into_iter()
-                    .find(|m| {
-                        let mut p = before.clone();
-                        p.play_unchecked(*m);
-                        p == *after
-                    })
-                    .map(|m| SanPlus::from_move(before, m).to_string())
-                    .unwrap_or_else(|| "?".into())
-            })
-            .collect();
-        if back > 0 {
-            self.retract_to(k, out);
-        }
-        let game = self.game.as_mut().expect("playing");
-        game.pending.clear();
-        let mut pos = game.verified().clone();
-        let mut sans = Vec::new();
-        for &mv in &line {
-            sans.push(SanPlus::from_move(pos.clone(), mv).to_string());
-            pos.play_unchecked(mv);
-            game.pending.push(Step {
-                mv,
-                pos: pos.clone(),
-                reconstructed: line.len() >= 2,
-                corrected: back > 0,
-                notes: Vec::new(),
-            });
-        }
-        let message = if back > 0 {
-            format!(
-                "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
-                k + 1,
-                withdrawn_sans.join(" "),
-                sans.join(" "),
-                k + 1
-            )
-        } else {
-            format!(
-                "Caught up after ply {n}: the board shows {} played while no picture showed each move on its own.",
-                sans.join(" ")
-            )
-        };
-        out.push(TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: AlertKind::MovesCorrected,
-            article: "8.4".into(),
-            severity: Severity::Info,
-            squares: Vec::new(),
-            message,
-        }));
-        self.press = None;
-        self.takeback = None;
-        self.passed_back = None;
-        self.ambiguous_lines.clear();
-        self.ambiguous_alerted = None;
-        self.displaced = None;
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
-        self.seen.reset(target);
-        self.gap = false;
-        self.settle(t, out);
-        true
-    }
-
-    fn take_back(&mut self, t: Millis, k: usize, out: &mut Vec<TrackerEvent>) {
-        let clock_running = !self.config.no_clock && self.last_reading.is_some_and(|r| r.running);
-        if k == 0 && !clock_running {
-            // Back to the start with the clock stopped: the players set up the next
-            // game after one that ended off the board (resignation, agreed draw).
-            // Withdrawing the finished game would be wrong; a silent new game too.
-            if let Some(cand) = self.last_raw.as_ref().and_then(|r| self.detect_start(r)) {
-                self.restart(t, cand, out);
-                return;
-            }
-        }
-        let game = self.game.as_ref().expect("playing");
-        let n = game.history.len() - 1;
-        self.withdrawn = Some(withdrawn_from(game, k));
-        self.retract_to(k, out);
-        self.game.as_mut().expect("playing").pending.clear();
-        let (kind, message) = if k == 0 {
-            (
-                AlertKind::RollbackToStart,
-                format!(
-                    "All {n} moves were taken back to the start position in a live game: confirm whether this is a correction or a new game."
-                ),
-            )
-        } else {
-            (
-                AlertKind::Takeback,
-                format!(
-                    "The board went back to the position after ply {k}; plies {}..{n} were withdrawn: confirm the correction was authorised.",
-                    k + 1
-                ),
-            )
-        };
-        out.push(TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind,
-            article: "7.1".into(),
-            severity: Severity::Warning,
-            squares: Vec::new(),
-            message,
-        }));
-        self.takeback = None;
-        self.press = None;
-        self.ambiguous_lines.clear();
-        self.resolution = Resolution::Explained;
-        self.unexplained_since = None;
-        self.unexplained_alerted = false;
-        self.reset_evidence();
-    }
-}
-
-/// What a retraction back to ply `k` withdraws, for the arbiter to rule on.
-/// Whether a move of `line` puts a piece back on a square an earlier move of
-/// the line took it from.
-fn has_return(line: &[Move]) -> bool {
-    line.iter().enumerate().any(|(i, a)| {
-        a.from().is_some_and(|from| {
-            line[i + 1..]
-                .iter()
-                .any(|b| b.to() == from && b.role() == a.role() && b.from() == Some(a.to()))
-        })
-    })
-}
-
-fn withdrawn_from(game: &Game, k: usize) -> (usize, String, Vec<Chess>) {
-    (k, fen_of(&game.history[k]), game.history[k + 1..].to_vec())
-}
-
-fn fen_of(pos: &Chess) -> String {
-    Fen::from_position(pos, EnPassantMode::Legal).to_string()
-}
-
-fn side_color(side: ClockSide, white: ClockSide) -> Color {
-    if side == white {
-        Color::White
-    } else {
-        Color::Black
-    }
-}
-
-fn color_side(side: ClockSide, color: Color) -> ClockSide {
-    // `side` belongs to `color`: White's side is `side` or the other one.
-    match color {
-        Color::White => side,
-        Color::Black => side.other(),
-    }
-}
-
-fn names(squares: &[Square]) -> String {
-    squares
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-impl Tracker {
-    /// Withdraws the verified plies after ply `k` in the open: one
-    /// `Retraction` naming them, and the game open again if its result came
-    /// at one of them (a publisher drops the result with the retraction).
-    fn retract_to(&mut self, k: usize, out: &mut Vec<TrackerEvent>) {
-        if self.result_ply.is_some_and(|p| p as usize > k) {
-            self.result_ply = None;
-            self.clock_laws.reopen();
-        }
-        let game = self.game.as_mut().expect("playing");
-        let n = game.history.len() - 1;
-        game.truncate(k);
-        if n > k {
-            out.push(TrackerEvent::Game(GameEvent::Retraction {
-                from_ply: (k + 1) as u32,
-                plies: ((k + 1) as u32..=n as u32).collect(),
-            }));
-        }
-    }
-}
-
-/// The DGT result convention (dgt.md §1.5): both kings on the four centre squares,
-/// which two kings can never reach by legal play (those squares all touch).
-fn result_gesture(board: &Board) -> Option<GameResult> {
-    let centre = [Square::D4, Square::D5, Square::E4, Square::E5];
-    let white = board.king_of(Color::White)?;
-    let black = board.king_of(Color::Black)?;
-    if !centre.contains(&white) || !centre.contains(&black) {
-        return None;
-    }
-    let light = |sq: Square| sq.is_light();
-    Some(match (light(white), light(black)) {
-        (true, true) => GameResult::WhiteWins,
-        (false, false) => GameResult::BlackWins,
-        _ => GameResult::Draw,
-    })
-}
-
-fn quarter_turn_alert() -> TrackerEvent {
-    TrackerEvent::Alert(Alert {
-        id: 0,
-        penalty: None,
-        kind: AlertKind::BoardRotated90,
-        article: "7.2.2".into(),
-        severity: Severity::Warning,
-        squares: Vec::new(),
-        message: "The board is turned by 90 degrees (dark square in the players' right-hand corner): transfer the position to a correctly placed board. The game is still being followed.".into(),
-    })
-}
-
-fn rook_first_alert(rook: Square) -> TrackerEvent {
-    TrackerEvent::Alert(Alert {
-        id: 0,
-        penalty: None,
-        kind: AlertKind::RookFirstCastling,
-        article: "4.4.2".into(),
-        severity: Severity::Info,
-        squares: Alert::square_names([rook]),
-        message: format!(
-            "Castling was made rook first (rook from {rook}); recorded as castling. Relevant only if the opponent claims."
-        ),
-    })
-}
-
-fn default_promotion_alert(to: Square) -> TrackerEvent {
-    TrackerEvent::Alert(Alert {
-        id: 0,
-        penalty: None,
-        kind: AlertKind::PromotionPieceUnknown,
-        article: "3.7.5".into(),
-        severity: Severity::Warning,
-        squares: Alert::square_names([to]),
-        message: format!(
-            "A pawn promoted on {to}; this board cannot see which piece was put there, so a queen is recorded: check the piece on {to}."
-        ),
-    })
-}
-
-fn rook_promotion_alert(to: Square) -> TrackerEvent {
-    TrackerEvent::Alert(Alert {
-        id: 0,
-        penalty: None,
-        kind: AlertKind::PromotionToRook,
-        article: "3.7.5".into(),
-        severity: Severity::Info,
-        squares: Alert::square_names([to]),
-        message: format!(
-            "A pawn promoted to a rook on {to}. If the player meant a queen (an upside-down rook), it is still a rook: confirm with the players."
-        ),
-    })
-}
-
-fn ambiguous_alert(base: &Chess, target: Target<'_>, sols: &[Vec<Move>]) -> TrackerEvent {
-    let lines: Vec<String> = sols
-        .iter()
-        .map(|line| {
-            let mut pos = base.clone();
-            line.iter()
-                .map(|&m| SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect();
-    TrackerEvent::Alert(Alert {
-        id: 0,
-        penalty: None,
-        kind: AlertKind::AmbiguousMoves,
-        article: "8.4".into(),
-        severity: Severity::Warning,
-        squares: Alert::square_names(target.diff(base.board())),
-        message: format!(
-            "Several move orders lead to the position on the board: {}. Nothing is published until the arbiter confirms which was played.",
-            lines.join(" | ")
-        ),
-    })
-}
-
-/// A press after what is one square from a legal move (a captured piece left on
-/// the board, a piece not released on its square: 4.7): the move was made but not
-/// finished, which the arbiter looks at without counting it as an illegal move.
-/// `None` when the picture is not that close to a legal move, or shows a pawn of
-/// the mover on its last rank (7.5.2 then applies).
-fn irregular_alert(tip: &Chess, board: &Board) -> Option<TrackerEvent> {
-    let mover = tip.turn();
-    let last_rank = match mover {
-        Color::White => shakmaty::Rank::Eighth,
-        Color::Black => shakmaty::Rank::First,
-    };
-    let pawn_on_last =
-        (board.pawns() & board.by_color(mover) & shakmaty::Bitboard::from_rank(last_rank)).any();
-    if pawn_on_last {
-        return None;
-    }
-    let to_tip = search::diff(tip.board(), board);
-    let (d, m) = tip
-        .legal_moves()
-        .into_iter()
-        .map(|m| {
-            let mut p = tip.clone();
-            p.play_unchecked(m);
-            (search::diff(p.board(), board), m)
-        })
-        .min_by_key(|(d, _)| d.count())?;
-    if d.count() != 1 || d.count() >= to_tip.count() {
-        return None;
-    }
-    let san = SanPlus::from_move(tip.clone(), m).to_string();
-    let squares: Vec<Square> = d.into_iter().collect();
-    Some(TrackerEvent::Alert(Alert {
-        id: 0,
-        penalty: None,
-        kind: AlertKind::IrregularPosition,
-        article: "7.5.1".into(),
-        severity: Severity::Error,
-        squares: Alert::square_names(squares.iter().copied()),
-        message: format!(
-            "The clock was pressed after what looks like {san}, but {} does not match it: the move is not complete.",
-            names(&squares)
-        ),
-    }))
-}
-
-/// Occupancy-only boards: whether every capture of `line` (en passant aside)
-/// took on a square seen empty, the captured piece off first. Otherwise the
-/// picture is also a piece lifted and held.
-fn captures_seen_emptied(line: &[Move], emptied: shakmaty::Bitboard) -> bool {
-    line.iter()
-        .all(|m| m.capture().is_none() || m.is_en_passant() || emptied.contains(m.to()))
 }
