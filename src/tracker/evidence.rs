@@ -1121,10 +1121,18 @@ fn landing_taken(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Opt
         return None;
     }
     let them = !before.piece_at(from)?.color;
-    let lifted = (before.by_color(them) & fresh & !quick_touched(m))
+    // One of them lifted in this scan from a square that attacks `to` once
+    // the move is made (the board is read with the piece gone from `from`).
+    let occupied = (before.occupied() & !Bitboard::from(from)) | Bitboard::from(to);
+    let taker = (before.by_color(them) & fresh & !quick_touched(m))
         .into_iter()
-        .any(|sq| shown.piece_at(sq).is_none());
-    lifted.then_some(to)
+        .any(|sq| {
+            shown.piece_at(sq).is_none()
+                && before
+                    .piece_at(sq)
+                    .is_some_and(|p| attacks::attacks(sq, p, occupied).contains(to))
+        });
+    taker.then_some(to)
 }
 
 /// `done` (its last move landed on `sq` unseen) goes on only where the
