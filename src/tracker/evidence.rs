@@ -254,6 +254,26 @@ impl Hyp {
         }
     }
 
+    /// At rest, and every square this reading takes as noise in `shown` is a
+    /// piece read as another of its colour away from the squares its last
+    /// ply touched: the sensor's noise, not a move made wrong (a pawn left on
+    /// its last rank is a misread on the promotion's own square).
+    pub fn misread_away_from_play(&self, shown: &Board) -> bool {
+        if self.moving() {
+            return false;
+        }
+        let pos = self.pos.board();
+        let near_play = self
+            .line
+            .last()
+            .map_or(Bitboard::EMPTY, |&m| quick_touched(m));
+        let d = diff(pos, shown);
+        !d.is_empty()
+            && (d & near_play).is_empty()
+            && d.into_iter()
+                .all(|sq| noise(pos.piece_at(sq), shown.piece_at(sq)) == MISREAD)
+    }
+
     /// How many squares of `shown` this reading takes as noise.
     pub fn noise_squares(&self, shown: &Board) -> u32 {
         match self.best_cand() {

@@ -44,8 +44,9 @@ const TAKEBACK_NOISE_MS: Millis = 3_000;
 /// are ones the board cannot tell apart.
 pub(super) const UNDECIDED_MS: Millis = 4_000;
 /// Readings this much dearer than the cheapest, beyond [`MARGIN`], that read
-/// the next ply another way and the reply as begun hold its verification for
-/// [`BRIEF_WAIT_MS`] once the cheapest reading has the reply begun too: in
+/// the next ply another way (made, or another move in the hand) hold its
+/// verification for [`BRIEF_WAIT_MS`] once the cheapest reading has the reply
+/// begun: in
 /// fast play the picture that tells them apart (the reply's next square, a
 /// piece seen again) is usually a scan or two away. A move pressed and at
 /// rest waits for nothing. After the wait the cheapest is verified; the
@@ -269,6 +270,11 @@ impl Tracker {
         let board = self.last_board.as_ref();
         self.evidence.as_ref().is_some_and(|ev| {
             let best = ev.best();
+            // Noise that is only a piece read as another of its colour, away
+            // from the move (a pawn read as a king for a scan as a hand passes
+            // over it), is the sensor's and makes no move illegal; a pawn left
+            // on its last rank, read as a promotion with a misread, does (7.5.2).
+            let noisy = |h: &Hyp| h.noisy() && !board.is_some_and(|b| h.misread_away_from_play(b));
             // The reply's own squares show the hand: its piece gone, or the
             // piece it takes lifted.
             let at_work = |h: &Hyp| {
@@ -279,7 +285,7 @@ impl Tracker {
                 })
             };
             let replying = |h: &Hyp| {
-                !h.noisy()
+                !noisy(h)
                     && h.moving()
                     && presser.is_some_and(|c| h.pos().turn() != c)
                     && at_work(h)
@@ -290,18 +296,31 @@ impl Tracker {
             // until a moment of stillness tells, and a 7.5.1 alert is not for
             // a press the board may have explained legally all along.
             let at_rest_after_presser =
-                |h: &Hyp| !h.noisy() && !h.moving() && presser.is_some_and(|c| h.pos().turn() != c);
+                |h: &Hyp| !noisy(h) && !h.moving() && presser.is_some_and(|c| h.pos().turn() != c);
             // Or the cheapest reading reads the board as legal play without
             // noise and gives the press to a ply it has complete: a published
             // ply it contradicts is what is wrong (it is corrected once the
             // board is still), not the player's move.
             let owned = press
-                .is_some_and(|id| !best.noisy() && best.marks.iter().any(|m| m.press == Some(id)));
-            (!best.noisy() && !best.moving())
+                .is_some_and(|id| !noisy(best) && best.marks.iter().any(|m| m.press == Some(id)));
+            // Or a close reading without noise gives the press to a ply and
+            // has the reply to it made: the presser's move stands answered,
+            // whatever holds it back from being verified (another close
+            // reading of it), and his next move may be under way.
+            let answered = |h: &Hyp| {
+                press.is_some_and(|id| {
+                    !noisy(h)
+                        && h.marks
+                            .iter()
+                            .position(|m| m.press == Some(id))
+                            .is_some_and(|i| h.line.len() > i + 1)
+                })
+            };
+            (!noisy(best) && !best.moving())
                 || owned
                 || ev
                     .viable(MARGIN)
-                    .any(|h| replying(h) || at_rest_after_presser(h))
+                    .any(|h| replying(h) || at_rest_after_presser(h) || answered(h))
         })
     }
 
@@ -436,8 +455,13 @@ impl Tracker {
                 ev.viable(WIDE_MARGIN)
                     .filter(|h| {
                         h.line.starts_with(verified)
-                            && h.line.get(k).is_some_and(|&m| m != next)
-                            && replying(h)
+                            && match h.line.get(k) {
+                                Some(&m) => m != next,
+                                // Still making the ply, with another move in
+                                // the hand (a bishop crossing b5 to take on
+                                // e2, pressed on the way).
+                                None => h.moving() && h.under_way_best() != Some(next),
+                            }
                     })
                     .collect()
             } else {
