@@ -184,7 +184,7 @@ impl Tracker {
                 if a.id == 0 {
                     self.alerts.alerts_raised += 1;
                     a.id = self.alerts.alerts_raised;
-                    if matches!(a.kind.as_str(), "takeback" | "rollback_to_start") {
+                    if matches!(a.kind, AlertKind::Takeback | AlertKind::RollbackToStart) {
                         self.alerts.withdrawn_alert = Some((a.id, a.kind.clone()));
                     }
                     if laws::resolvable(&a.kind) {
