@@ -495,6 +495,10 @@ fn real_games_that_once_went_wrong() {
         // White's queen lifted for the next move, left no noise-free close
         // reading and White's press for Rxf7 got a false 7.5.1.
         (509, Model::Blind, Pace::TimeTrouble, 0.1, Setup::Rotated),
+        // Black's bishop in the hand on its way f8-b4 while White's b2 pawn
+        // flickered empty for a scan: read as Ba3 put down unseen and the
+        // pawn taking it, that reply under way verified Ba3.
+        (93, Model::Own, Pace::Normal, 0.1, Setup::Normal),
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press, setup) in cases {

@@ -18,7 +18,7 @@
 //!   [`UNDECIDED_MS`] the cheapest is published and the arbiters are told what
 //!   else it may have been.
 
-use shakmaty::{san::SanPlus, Move, Position};
+use shakmaty::{san::SanPlus, Move, Position, Square};
 
 use super::evidence::{Evidence, Hyp};
 use super::{Resolution, Step, Tracker};
@@ -342,6 +342,26 @@ impl Tracker {
             Move::Castle { king, .. } => king,
             m => m.from()?,
         };
+        // A reply taking the moved piece where no picture ever showed it
+        // (its square unchanged since the piece left its own) proves nothing:
+        // that reading is a guess (a piece landed and was taken within one
+        // scan), and a piece in the hand with a flicker nearby reads the same.
+        if let Move::Normal {
+            from: m_from,
+            to: m_to,
+            ..
+        } = game.pending[0].mv
+        {
+            let taken_on = match reply {
+                Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+                m if m.is_capture() => Some(m.to()),
+                _ => None,
+            };
+            let changed = &self.sensing.square_changed;
+            if taken_on == Some(m_to) && changed[m_to as usize] <= changed[m_from as usize] {
+                return None;
+            }
+        }
         (board.piece_at(from) != h.pos().board().piece_at(from)).then_some(reply)
     }
 
