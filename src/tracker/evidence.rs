@@ -1036,15 +1036,9 @@ fn landing_cost(e: &Effect, m: Move, before: &Board, shown: &Board) -> Option<u3
     (e.landing.into_iter().any(changed) || double_step || recaptured).then_some(UNSEEN_LANDING)
 }
 
-/// Where `m`'s piece went if it may have landed there unseen and been lifted
-/// again by its player's next move: a plain move to an empty square that
-/// `shown` still shows empty (a knight c1-d3 put down and taken on to b4
-/// within one scan, the opponent's rook move made in between). Only when the
-/// piece's own square shows it gone and this scan (`fresh`: the squares it
-/// changed) shows the opponent's reply made, one of his pieces gone from a
-/// square the move does not touch and one of his put down on another.
-/// Whether a next move does lift the piece is for [`moved_on`] to see.
-fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Option<Square> {
+/// `m`'s squares if it is a plain move (no capture, no promotion) to a square
+/// empty before and still shown empty: a move that, if made, landed unseen.
+fn plain_to_empty_square(m: Move, before: &Board, shown: &Board) -> Option<(Square, Square)> {
     let Move::Normal {
         capture: None,
         promotion: None,
@@ -1055,13 +1049,23 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> 
     else {
         return None;
     };
+    (before.piece_at(to).is_none() && shown.piece_at(to).is_none()).then_some((from, to))
+}
+
+/// Where `m`'s piece went if it may have landed there unseen and been lifted
+/// again by its player's next move: a plain move to an empty square that
+/// `shown` still shows empty (a knight c1-d3 put down and taken on to b4
+/// within one scan, the opponent's rook move made in between). Only when the
+/// piece's own square shows it gone and this scan (`fresh`: the squares it
+/// changed) shows the opponent's reply made, one of his pieces gone from a
+/// square the move does not touch and one of his put down on another.
+/// Whether a next move does lift the piece is for [`moved_on`] to see.
+fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Option<Square> {
+    let (from, to) = plain_to_empty_square(m, before, shown)?;
     // Its square shows it gone: a piece that never left did not go and come
     // back between two scans (a bishop read as d3-b1-d3 around the
     // opponent's rook lifted and put back).
-    if before.piece_at(to).is_some()
-        || shown.piece_at(to).is_some()
-        || shown.piece_at(from) == before.piece_at(from)
-    {
+    if shown.piece_at(from) == before.piece_at(from) {
         return None;
     }
     let piece = before.piece_at(from)?;
@@ -1124,20 +1128,8 @@ fn moved_on(
 /// scan (a capture begun later would have let a scan see the piece land).
 /// Whether that lift begins a capture on the square is for [`taken_on`] to see.
 fn landing_taken(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Option<Square> {
-    let Move::Normal {
-        capture: None,
-        promotion: None,
-        from,
-        to,
-        ..
-    } = m
-    else {
-        return None;
-    };
-    if before.piece_at(to).is_some()
-        || shown.piece_at(to).is_some()
-        || shown.piece_at(from).is_some()
-    {
+    let (from, to) = plain_to_empty_square(m, before, shown)?;
+    if shown.piece_at(from).is_some() {
         return None;
     }
     let them = !before.piece_at(from)?.color;
