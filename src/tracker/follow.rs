@@ -46,12 +46,11 @@ pub(super) const UNDECIDED_MS: Millis = 4_000;
 /// Readings this much dearer than the cheapest, beyond [`MARGIN`], that read
 /// the next ply another way (made, or another move in the hand) hold its
 /// verification for [`BRIEF_WAIT_MS`] once the cheapest reading has the reply
-/// begun: in
-/// fast play the picture that tells them apart (the reply's next square, a
-/// piece seen again) is usually a scan or two away. A move pressed and at
-/// rest waits for nothing. After the wait the cheapest is verified; the
-/// arbiters hear of such a reading only if it ends on the same position (the
-/// board can then never tell them apart).
+/// begun: in fast play the picture that tells them apart (the reply's next
+/// square, a piece seen again) is usually a scan or two away. A move pressed
+/// and at rest waits for nothing. After the wait the cheapest is verified;
+/// the arbiters hear of such a reading only if it ends on the same position
+/// (the board can then never tell them apart).
 const WIDE_MARGIN: u32 = 8;
 /// See [`WIDE_MARGIN`].
 const BRIEF_WAIT_MS: Millis = 1_000;
@@ -467,8 +466,8 @@ impl Tracker {
         }
         let ply = game.moves.len();
         if others.is_empty() {
-            // A reading just outside the margin that completed the ply
-            // another way, the reply begun in both, waits briefly.
+            // A reading just outside the margin that reads the ply another
+            // way holds it briefly, once the cheapest has the reply begun.
             let replying = |h: &Hyp| h.line.len() > k + 1 || (h.line.len() == k + 1 && h.moving());
             let best = ev.best();
             let wide: Vec<&Hyp> = if replying(best) {
