@@ -295,7 +295,10 @@ impl Tracker {
         self.clock.late_press_wait = None;
         self.alerts.game_no += 1;
         self.alerts.illegal_counts = [0; 2];
+        // Press ids start again at 1: a press of the game before, still in the
+        // log, would otherwise answer for this game's press of the same id.
         self.clock.presses_in_game = 0;
+        self.clock.press_log.clear();
         self.clock.last_press_t = None;
         self.sensing.two_hands_plies = shakmaty::ByColor::default();
         self.sensing.same_scan_lifts = shakmaty::Bitboard::EMPTY;
