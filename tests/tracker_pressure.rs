@@ -24,6 +24,20 @@ fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
 
+/// The data set's usable games as the accuracy bench numbers them (`show=I`),
+/// each with its name (`file#index`).
+fn bench_games() -> Vec<(String, eboard_bridge::sim::games::Game)> {
+    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/expected/games-index.jsonl"
+    )))
+    .expect("the data set's index loads");
+    index
+        .into_iter()
+        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
+        .collect()
+}
+
 fn fen(f: &str) -> Script {
     let mut sc = Script::from_fen(f);
     assert_eq!(sc.game_starts().len(), 1, "operator start accepted");
@@ -436,15 +450,7 @@ fn the_real_recording_with_its_start_squeezed() {
 #[test]
 fn real_games_that_once_went_wrong() {
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/expected/games-index.jsonl"
-    )))
-    .unwrap();
-    let games: Vec<_> = index
-        .into_iter()
-        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
-        .collect();
+    let games = bench_games();
     let cases = [
         // Kh7-g7, Qh5-g4 (no press between), Kg7-h8: read as Kh7-h8 Qh5-g4.
         (59, Model::Own, Pace::TimeTrouble, 0.02, Setup::Normal),
@@ -529,14 +535,8 @@ fn real_games_that_once_went_wrong() {
 #[test]
 fn a_piece_moved_on_before_any_scan_saw_it_land_loses_nothing() {
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/expected/games-index.jsonl"
-    )))
-    .unwrap();
-    let game = index
+    let (_, game) = bench_games()
         .into_iter()
-        .filter_map(|g| g.game)
         .nth(1034)
         .expect("the data set has game 1034");
     let hands = Hands {
@@ -579,17 +579,12 @@ fn a_piece_moved_on_before_any_scan_saw_it_land_loses_nothing() {
 fn wrong_readings_are_corrected_in_the_open() {
     use eboard_bridge::events::Severity;
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/expected/games-index.jsonl"
-    )))
-    .unwrap();
     let trouble = |model, forget_press| Hands {
         model,
         pace: Pace::TimeTrouble,
         forget_press,
     };
-    let games: Vec<_> = index.iter().filter_map(|g| g.game.as_ref()).collect();
+    let games = bench_games();
     let mut corrections = 0;
     // Games in which the bench saw the tracker correct itself (numbered as the
     // bench numbers them: `cargo bench --bench accuracy -- own trouble
@@ -602,7 +597,7 @@ fn wrong_readings_are_corrected_in_the_open() {
         (1227, trouble(Model::Blind, 0.02)),
         (1569, trouble(Model::Own, 0.02)),
     ] {
-        let game = games[i];
+        let game = &games[i].1;
         let out = run_game_as(
             game,
             &sim_options_for(Setup::Normal, i as u64, true, hands),
@@ -742,12 +737,7 @@ fn a_press_read_after_the_reply_still_times_the_move() {
 #[test]
 fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/expected/games-index.jsonl"
-    )))
-    .unwrap();
-    let games: Vec<_> = index.into_iter().filter_map(|g| g.game).collect();
+    let games = bench_games();
     let hands = Hands {
         model: Model::Own,
         pace: Pace::Normal,
@@ -757,7 +747,7 @@ fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
     for i in [6, 69] {
         let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
         opts.family = eboard_protocols::family("millennium").expect("registered");
-        let out = run_game_as(&games[i], &opts, Model::Own);
+        let out = run_game_as(&games[i].1, &opts, Model::Own);
         if !out.is_exact() {
             wrong.push(format!(
                 "game {i}: first difference at ply {:?}, {} retractions, alerts {:?}",
