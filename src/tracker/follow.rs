@@ -571,31 +571,15 @@ impl Tracker {
                 notes: Vec::new(),
             });
         }
-        out.push(TrackerEvent::Alert(Alert {
-            id: 0,
-            penalty: None,
-            kind: AlertKind::MovesCorrected,
-            article: "8.4".into(),
-            severity: Severity::Info,
-            squares: Vec::new(),
-            message: format!(
-                "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
-                k + 1,
-                withdrawn.join(" "),
-                replacing.join(" "),
-                k + 1
-            ),
-        }));
-        self.current.press = None;
-        self.current.takeback = None;
-        self.current.passed_back = None;
-        self.current.ambiguous_lines.clear();
-        self.current.ambiguous_alerted = None;
-        self.current.displaced = None;
+        let message = format!(
+            "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
+            k + 1,
+            withdrawn.join(" "),
+            replacing.join(" "),
+            k + 1
+        );
+        self.corrected_in_the_open(message, out);
         self.undecided = None;
-        self.current.resolution = Resolution::Explained;
-        self.current.unexplained_since = None;
-        self.current.unexplained_alerted = false;
         self.settle(t, out);
         true
     }

@@ -237,13 +237,7 @@ impl Tracker {
             // After an earlier automatic draw the first ending stands: the game is
             // over for the record, only the board stops here.
             if self.current.result_ply.is_some() {
-                self.phase = Phase::Over;
-                self.current.press = None;
-                self.current.takeback = None;
-                self.start.start_candidate = None;
-                if let Some(g) = self.game.as_mut() {
-                    g.pending.clear();
-                }
+                self.stop_following();
             } else {
                 self.end_game(ending.result(), ending.reason(), out);
             }
@@ -284,6 +278,12 @@ impl Tracker {
         out.push(TrackerEvent::Game(GameEvent::Result { result, reason }));
         self.current.result_ply = Some(self.ply());
         self.clock_laws.game_over();
+        self.stop_following();
+    }
+
+    /// The game is over on the board: nothing pending, no press or takeback
+    /// waiting, no start being watched until the board is set up again.
+    fn stop_following(&mut self) {
         self.phase = Phase::Over;
         self.current.press = None;
         self.current.takeback = None;

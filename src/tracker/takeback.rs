@@ -376,6 +376,18 @@ impl Tracker {
                 sans.join(" ")
             )
         };
+        self.corrected_in_the_open(message, out);
+        self.sensing.seen.reset(target);
+        self.gap = false;
+        self.settle(t, out);
+        true
+    }
+
+    /// Tells the arbiters what a self-correction changed (an 8.4 info) and
+    /// ends the episode it closes: the board reads as the corrected line, so
+    /// no press, takeback, ambiguity or displaced squares of the wrong
+    /// reading are still waiting.
+    pub(super) fn corrected_in_the_open(&mut self, message: String, out: &mut Vec<TrackerEvent>) {
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
@@ -394,10 +406,6 @@ impl Tracker {
         self.current.resolution = Resolution::Explained;
         self.current.unexplained_since = None;
         self.current.unexplained_alerted = false;
-        self.sensing.seen.reset(target);
-        self.gap = false;
-        self.settle(t, out);
-        true
     }
 
     /// Withdraws the verified plies after ply `k` in the open: one
