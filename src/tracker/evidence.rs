@@ -124,8 +124,14 @@ const MAX_HYPS: usize = 48;
 /// Reports closer than this belong to one board scan (a scan takes 200–250 ms;
 /// its reports follow each other at the line's speed, about 5 ms apart).
 const SCAN_GAP_MS: Millis = 60;
-/// At most this many plies complete between two pictures.
+/// At most this many plies complete between two pictures of a board that
+/// reports every change (a scan every 200-250 ms): see [`Evidence::set_frame_period`]
+/// for boards that send a whole picture less often.
 const MAX_JUMP: usize = 2;
+/// On a board that sends a whole picture every so often, one more ply may
+/// complete between two pictures per this much of the period: in time
+/// trouble a move and its reply take under a second (a Certabo frame is 1 s).
+const JUMP_PER_MS: Millis = 1000;
 
 /// How one ply of a hypothesis was pressed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -369,6 +375,8 @@ pub struct Evidence {
     last: Option<(Millis, Board)>,
     /// Presses are expected (the board has a clock).
     clocked: bool,
+    /// At most this many plies complete between two pictures.
+    max_jump: usize,
 }
 
 impl Evidence {
@@ -384,6 +392,7 @@ impl Evidence {
             scan_base: None,
             last: None,
             clocked: true,
+            max_jump: MAX_JUMP,
         }
     }
 
@@ -403,6 +412,13 @@ impl Evidence {
     /// Whether the board has a clock: without one, no press is owed.
     pub fn set_clocked(&mut self, clocked: bool) {
         self.clocked = clocked;
+    }
+
+    /// The board sends a whole picture every `period_ms` (`None`: it reports
+    /// every change as its scan finds it). The longer the period, the more
+    /// plies one picture may hold complete.
+    pub fn set_frame_period(&mut self, period_ms: Option<Millis>) {
+        self.max_jump = MAX_JUMP + period_ms.map_or(0, |p| (p / JUMP_PER_MS) as usize);
     }
 
     /// Every reading held, cheapest first, in words: its cost, its plies in
@@ -467,7 +483,10 @@ impl Evidence {
             for &m in moves {
                 pos.play_unchecked(m);
             }
+            let (clocked, max_jump) = (self.clocked, self.max_jump);
             *self = Evidence::new(pos);
+            self.clocked = clocked;
+            self.max_jump = max_jump;
             return;
         }
         let k = moves.len();
@@ -526,13 +545,35 @@ impl Evidence {
 
     /// Reads `shown` at `t` from the hypotheses `from`.
     fn step(&self, from: &[Hyp], t: Millis, shown: &Board) -> Vec<Hyp> {
+        // A board that sends a picture only now and then may show more plies
+        // made than a scan can. The search grows fast with the plies, so it
+        // looks for a third only where four squares or more changed since the
+        // picture before (three plies never change fewer, one ply and its
+        // reply often change as few). Looking for a third wherever the period allows
+        // costs 40 % more at normal pace for nothing; looking for a fourth
+        // costs eight times more in time trouble for one game in 200.
+        let jumps = if self.max_jump > MAX_JUMP {
+            let changed = self
+                .scan_base
+                .as_ref()
+                .map_or(0, |b| diff(b, shown).count());
+            (changed / 2 + 1).clamp(MAX_JUMP, self.max_jump)
+        } else {
+            MAX_JUMP
+        };
+        self.step_with(from, t, shown, jumps)
+    }
+
+    /// Reads `shown` at `t` from the hypotheses `from`, with at most `jumps`
+    /// plies completed since the picture before.
+    fn step_with(&self, from: &[Hyp], t: Millis, shown: &Board, jumps: usize) -> Vec<Hyp> {
         let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 2);
         let fresh = match &self.scan_base {
             Some(base) => diff(base, shown),
             None => Bitboard::FULL,
         };
         for h in from {
-            expand(h, t, shown, fresh, &mut next);
+            expand(h, t, shown, fresh, jumps, &mut next);
         }
         for h in &mut next {
             h.held_charged = 0;
@@ -1107,7 +1148,7 @@ fn moved_on(
 ) {
     let k = done.line.len();
     let mut next = Vec::new();
-    from_rest(done, shown, fresh, jumps, &mut next);
+    from_rest(done, shown, fresh, jumps, true, &mut next);
     for mut x in next {
         if x.line.get(k + 1).is_some_and(|m| m.from() == Some(sq)) {
             out.push(x);
@@ -1153,7 +1194,7 @@ fn landing_taken(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Opt
 fn taken_on(done: &Hyp, sq: Square, shown: &Board, fresh: Bitboard, out: &mut Vec<Hyp>) {
     let k = done.line.len();
     let mut next = Vec::new();
-    from_rest(done, shown, fresh, 0, &mut next);
+    from_rest(done, shown, fresh, 0, true, &mut next);
     for mut x in next {
         if x.line.len() == k {
             x.active
@@ -1175,10 +1216,10 @@ fn prune_candidates(cands: &mut Vec<Cand>) {
     }
 }
 
-/// Every way `h` goes on to explain `shown`.
-fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, out: &mut Vec<Hyp>) {
+/// Every way `h` goes on to explain `shown`, completing at most `jumps` plies.
+fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, jumps: usize, out: &mut Vec<Hyp>) {
     if h.active.is_empty() {
-        from_rest(h, shown, fresh, MAX_JUMP, out);
+        from_rest(h, shown, fresh, jumps, false, out);
         return;
     }
     let before = h.pos.board();
@@ -1199,13 +1240,13 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, out: &mut Vec<Hyp>
             done.active.clear();
             done.cost += c.extra + landing;
             complete(&mut done, c.mv, h.active_press);
-            from_rest(&done, shown, fresh, MAX_JUMP - 1, out);
+            from_rest(&done, shown, fresh, jumps - 1, true, out);
         } else if let Some(sq) = landing_moved_on(c.mv, before, shown, fresh) {
             let mut done = h.clone();
             done.active.clear();
             done.cost += c.extra + UNSEEN_LANDING + MOVED_ON_UNSEEN;
             complete(&mut done, c.mv, h.active_press);
-            moved_on(&done, sq, shown, fresh, MAX_JUMP - 1, out);
+            moved_on(&done, sq, shown, fresh, jumps - 1, out);
         } else if let Some(sq) = landing_taken(c.mv, before, shown, fresh) {
             let mut done = h.clone();
             done.active.clear();
@@ -1249,8 +1290,17 @@ fn complete(h: &mut Hyp, m: Move, press: Option<u32>) {
     h.due = None;
 }
 
-/// `h` at rest: stays there, begins a ply, or completes up to `jumps` plies.
-fn from_rest(h: &Hyp, shown: &Board, fresh: Bitboard, jumps: usize, out: &mut Vec<Hyp>) {
+/// `h` at rest: stays there, begins a ply, or completes up to `jumps` plies;
+/// `later` when a ply already completed in this picture (each one more the
+/// picture never showed costs [`SECOND_UNSEEN`]).
+fn from_rest(
+    h: &Hyp,
+    shown: &Board,
+    fresh: Bitboard,
+    jumps: usize,
+    later: bool,
+    out: &mut Vec<Hyp>,
+) {
     let before = h.pos.board();
     let d = diff(before, shown);
     let mut stay = h.clone();
@@ -1294,13 +1344,13 @@ fn from_rest(h: &Hyp, shown: &Board, fresh: Bitboard, jumps: usize, out: &mut Ve
             let press = done.early.take().map(|(p, _)| p);
             complete(&mut done, m, press);
             done.cost += cost;
-            if jumps < MAX_JUMP {
+            if later {
                 done.cost += SECOND_UNSEEN;
             }
             match lifted_again {
                 Some((sq, false)) => moved_on(&done, sq, shown, fresh, jumps - 1, out),
                 Some((sq, true)) => taken_on(&done, sq, shown, fresh, out),
-                None => from_rest(&done, shown, fresh, jumps - 1, out),
+                None => from_rest(&done, shown, fresh, jumps - 1, true, out),
             }
         }
     }

@@ -72,9 +72,14 @@ impl Tracker {
             self.sensing.seen.add(target);
         }
         let clocked = !self.clockless();
+        let frame_period = match self.config.sensor.reporting {
+            eboard_protocols::family::Reporting::Frames { period_ms } => Some(period_ms),
+            eboard_protocols::family::Reporting::EveryChange { .. } => None,
+        };
         let engine = match (&board, self.evidence.as_mut()) {
             (Some(b), Some(ev)) => {
                 ev.set_clocked(clocked);
+                ev.set_frame_period(frame_period);
                 ev.picture(t, b);
                 true
             }
