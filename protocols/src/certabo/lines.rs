@@ -67,50 +67,77 @@ fn quiet_between_lines(b: u8) -> bool {
 impl LineFramer {
     /// Feeds `bytes`; `line` is called with each whole line's fields (the text
     /// between `:` and the line end), `error` with each problem.
+    ///
+    /// A board sends a 1,300-byte line a second, every second: the bytes are
+    /// taken a run at a time between the `:` and `\n` that matter, not one
+    /// by one (at normal pace reading them cost more than following the game).
     pub fn push(
         &mut self,
         bytes: &[u8],
         mut line: impl FnMut(&[u8]),
         mut error: impl FnMut(LineError),
     ) {
-        for &b in bytes {
-            if b == b':' {
-                if self.garbage > 0 {
-                    error(LineError::Garbage {
-                        count: std::mem::take(&mut self.garbage),
-                    });
-                }
-                if self.too_long {
-                    error(LineError::TooLong);
-                }
-                // A new line starts; an unfinished one is dropped (it was cut).
-                self.line.clear();
-                self.in_line = true;
-                self.too_long = false;
-                continue;
-            }
-            if !self.in_line {
-                if !quiet_between_lines(b) {
-                    self.garbage += 1;
-                }
-                continue;
-            }
-            if b == b'\n' {
-                self.in_line = false;
-                if self.too_long {
-                    self.too_long = false;
-                    error(LineError::TooLong);
-                } else {
-                    line(&self.line);
-                }
-                self.line.clear();
-                continue;
-            }
-            if self.line.len() >= MAX_LINE {
-                self.too_long = true;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let stop = if self.in_line {
+                rest.iter().position(|&b| b == b':' || b == b'\n')
             } else {
-                self.line.push(b);
+                rest.iter().position(|&b| b == b':')
+            };
+            let (run, mark) = match stop {
+                Some(i) => (&rest[..i], Some(rest[i])),
+                None => (rest, None),
+            };
+            if self.in_line {
+                self.keep(run);
+            } else {
+                self.garbage += run.iter().filter(|&&b| !quiet_between_lines(b)).count();
             }
+            rest = &rest[run.len()..];
+            match mark {
+                Some(b':') => {
+                    if self.garbage > 0 {
+                        error(LineError::Garbage {
+                            count: std::mem::take(&mut self.garbage),
+                        });
+                    }
+                    if self.too_long {
+                        error(LineError::TooLong);
+                    }
+                    // A new line starts; an unfinished one is dropped (it was cut).
+                    self.line.clear();
+                    self.in_line = true;
+                    self.too_long = false;
+                }
+                Some(_) => {
+                    self.in_line = false;
+                    if self.too_long {
+                        self.too_long = false;
+                        error(LineError::TooLong);
+                    } else {
+                        line(&self.line);
+                    }
+                    self.line.clear();
+                }
+                None => {}
+            }
+            if mark.is_some() {
+                rest = &rest[1..];
+            }
+        }
+    }
+
+    /// Keeps `run` of the line under way, up to [`MAX_LINE`] bytes.
+    fn keep(&mut self, run: &[u8]) {
+        if self.too_long {
+            return;
+        }
+        let room = MAX_LINE - self.line.len();
+        if run.len() > room {
+            self.line.extend_from_slice(&run[..room]);
+            self.too_long = true;
+        } else {
+            self.line.extend_from_slice(run);
         }
     }
 }
@@ -163,32 +190,51 @@ impl LedCommands {
 
 /// The numbers of a line (spaces and a final `\r` around them ignored).
 pub fn numbers(line: &[u8]) -> Result<Vec<u8>, LineError> {
-    let text = std::str::from_utf8(line).map_err(|_| LineError::BadNumber)?;
-    text.split_ascii_whitespace()
-        .map(|f| {
-            if f.is_empty() || f.len() > 3 || !f.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(LineError::BadNumber);
+    let mut out = Vec::with_capacity(line.len() / 2 + 1);
+    // The field under way: its value and how many digits it has.
+    let (mut value, mut digits) = (0u16, 0usize);
+    for &b in line {
+        match b {
+            b'0'..=b'9' => {
+                digits += 1;
+                if digits > 3 {
+                    return Err(LineError::BadNumber);
+                }
+                value = value * 10 + u16::from(b - b'0');
             }
-            f.parse::<u16>()
-                .ok()
-                .and_then(|n| u8::try_from(n).ok())
-                .ok_or(LineError::BadNumber)
-        })
-        .collect()
+            b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' => {
+                if digits > 0 {
+                    out.push(u8::try_from(value).map_err(|_| LineError::BadNumber)?);
+                    (value, digits) = (0, 0);
+                }
+            }
+            _ => return Err(LineError::BadNumber),
+        }
+    }
+    if digits > 0 {
+        out.push(u8::try_from(value).map_err(|_| LineError::BadNumber)?);
+    }
+    Ok(out)
 }
 
 /// A line as the board writes it: `:`, the numbers, ` \r\n`.
 pub fn encode_line(numbers: &[u8]) -> Vec<u8> {
-    let mut s = String::with_capacity(numbers.len() * 4 + 4);
-    s.push(':');
-    for (i, n) in numbers.iter().enumerate() {
+    let mut s = Vec::with_capacity(numbers.len() * 4 + 4);
+    s.push(b':');
+    for (i, &n) in numbers.iter().enumerate() {
         if i > 0 {
-            s.push(' ');
+            s.push(b' ');
         }
-        s.push_str(&n.to_string());
+        if n >= 100 {
+            s.push(b'0' + n / 100);
+        }
+        if n >= 10 {
+            s.push(b'0' + n / 10 % 10);
+        }
+        s.push(b'0' + n % 10);
     }
-    s.push_str(" \r\n");
-    s.into_bytes()
+    s.extend_from_slice(b" \r\n");
+    s
 }
 
 /// Square `index` of a line in the dialect's order: 0 = a8, a8…h8, a7…h1.
@@ -269,7 +315,95 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
     }
 
+    /// What the framer must do, one byte at a time: the specification the
+    /// run-at-a-time [`LineFramer::push`] is held to.
+    fn by_bytes(bytes: &[u8]) -> (Vec<Result<Vec<u8>, LineError>>, Vec<LineError>) {
+        let (mut lines, mut errors) = (Vec::new(), Vec::new());
+        let (mut line, mut in_line, mut too_long, mut garbage) = (Vec::new(), false, false, 0);
+        for &b in bytes {
+            if b == b':' {
+                if garbage > 0 {
+                    errors.push(LineError::Garbage { count: garbage });
+                    garbage = 0;
+                }
+                if too_long {
+                    errors.push(LineError::TooLong);
+                }
+                (in_line, too_long) = (true, false);
+                line.clear();
+            } else if !in_line {
+                garbage += usize::from(!quiet_between_lines(b));
+            } else if b == b'\n' {
+                in_line = false;
+                if std::mem::take(&mut too_long) {
+                    errors.push(LineError::TooLong);
+                } else {
+                    // The field reading, as `str` would do it.
+                    let fields = std::str::from_utf8(&line)
+                        .map_err(|_| LineError::BadNumber)
+                        .and_then(|text| {
+                            text.split_ascii_whitespace()
+                                .map(|f| {
+                                    match f.len() <= 3 && f.bytes().all(|b| b.is_ascii_digit()) {
+                                        true => f.parse::<u8>().map_err(|_| LineError::BadNumber),
+                                        false => Err(LineError::BadNumber),
+                                    }
+                                })
+                                .collect()
+                        });
+                    lines.push(fields);
+                }
+                line.clear();
+            } else if line.len() >= MAX_LINE {
+                too_long = true;
+            } else {
+                line.push(b);
+            }
+        }
+        (lines, errors)
+    }
+
+    #[test]
+    fn a_line_of_exactly_the_longest_length_is_kept() {
+        for len in [MAX_LINE - 1, MAX_LINE, MAX_LINE + 1] {
+            let mut bytes = vec![b':'];
+            bytes.resize(1 + len, b' ');
+            bytes.extend(b"\n:7 \r\n");
+            for cut in [1, 7, len, len + 1, len + 2, bytes.len()] {
+                let (mut lines, mut errors) = (Vec::new(), Vec::new());
+                let mut f = LineFramer::default();
+                for b in bytes.chunks(cut) {
+                    f.push(b, |l| lines.push(numbers(l)), |e| errors.push(e));
+                }
+                assert_eq!((lines, errors), by_bytes(&bytes), "{len} bytes, cut {cut}");
+            }
+        }
+    }
+
     proptest! {
+        #[test]
+        fn runs_read_as_bytes_one_at_a_time_do(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    proptest::collection::vec(any::<u8>(), 0..40),
+                    proptest::collection::vec(any::<u8>(), 0..320).prop_map(|ns| encode_line(&ns)),
+                    proptest::collection::vec(prop_oneof![Just(b' '), Just(b'9'), Just(b':'), Just(b'\n')], 0..2_200),
+                ],
+                0..8,
+            ),
+            cut in 1usize..400,
+        ) {
+            let bytes = parts.concat();
+            let (mut lines, mut errors) = (Vec::new(), Vec::new());
+            let mut f = LineFramer::default();
+            for b in bytes.chunks(cut) {
+                f.push(b, |l| lines.push(numbers(l)), |e| errors.push(e));
+            }
+            let (want_lines, want_errors) = by_bytes(&bytes);
+            prop_assert_eq!(lines, want_lines);
+            prop_assert_eq!(errors, want_errors);
+        }
+
         #[test]
         fn lines_round_trip(ns in proptest::collection::vec(any::<u8>(), 0..330), cut in 1usize..50) {
             let bytes = encode_line(&ns);
