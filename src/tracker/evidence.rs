@@ -1460,6 +1460,47 @@ mod tests {
             .unwrap()
     }
 
+    /// The pictures of a board that sends a whole picture every `period_ms`,
+    /// each `plies` on from the one before, read from the start.
+    fn frames(period_ms: Option<Millis>, plies: &[&[&str]]) -> Evidence {
+        let mut pos = Chess::default();
+        let mut ev = Evidence::new(pos.clone());
+        ev.set_clocked(false);
+        ev.set_frame_period(period_ms);
+        let mut t = 0;
+        for frame in plies {
+            for uci in *frame {
+                pos = play(&pos, uci).1;
+            }
+            t += period_ms.unwrap_or(250);
+            ev.picture(t, pos.board());
+            ev.close_scan();
+        }
+        ev
+    }
+
+    #[test]
+    fn a_one_second_frame_may_hold_three_plies_made() {
+        // Certabo in time trouble: a move, its reply and the next move all
+        // between two frames (six squares changed).
+        let ev = frames(Some(1000), &[&["e2e4", "e7e5", "g1f3"], &["b8c6"]]);
+        let best = ev.best();
+        let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        let line: Vec<String> = best.line.iter().map(uci).collect();
+        assert_eq!(line[..3], ["e2e4", "e7e5", "g1f3"]);
+        // The knight on c6 is let go or still in the hand: a frame later tells.
+        let fourth = line
+            .get(3)
+            .cloned()
+            .or(best.under_way_best().map(|m| uci(&m)));
+        assert_eq!(fourth.as_deref(), Some("b8c6"));
+        assert!(!best.noisy());
+        // A board that scans every 250 ms never shows three plies made at
+        // once: it is not read so (the search stays small).
+        let ev = frames(None, &[&["e2e4", "e7e5", "g1f3"]]);
+        assert!(ev.best().line.len() < 3);
+    }
+
     #[test]
     fn a_piece_moved_on_before_any_scan_saw_it_land_is_one_move_then_another() {
         // Time trouble (blind hand model, game 1034): White lifts the knight
