@@ -64,6 +64,7 @@ pub struct TrackerConfig {
     /// On a board with no clock, a move is verified after the picture has been still
     /// this long (or once the reply is made). Three seconds: hands that set a
     /// move down and take it back for another leave it two seconds and more.
+    /// A board that sends frames holds a period and a half more.
     pub clockless_hold_ms: Millis,
     /// Treat the board as having no clock even if readings arrive.
     pub no_clock: bool,
@@ -719,9 +720,12 @@ impl Tracker {
                     self.advance_anchor(self.retractions.certain_ply);
                 }
                 let game = self.game.as_ref().expect("playing");
-                // On an occupancy frame board, half a period more: the frame that
-                // shows the picture a last time (or shows it gone) is read first.
-                let margin = self.occupancy_frame_margin();
+                // On a board that sends frames, a period and a half more: a
+                // picture seen still for the hold may have stood a period less
+                // (it came at most a period after the hand let go, its end is
+                // seen at most a period late), and the frame that shows it a
+                // last time (or shows it gone) is read first.
+                let margin = self.frame_period();
                 let mut hold = self.config.clockless_hold_ms + margin + margin / 2;
                 if self
                     .sensing

@@ -171,6 +171,15 @@ impl Tracker {
         }
     }
 
+    /// The period of a board that sends a whole picture every so often
+    /// (identities or occupancy), 0 for one that reports every change.
+    pub(super) fn frame_period(&self) -> Millis {
+        match self.config.sensor.reporting {
+            eboard_protocols::family::Reporting::Frames { period_ms } => period_ms,
+            eboard_protocols::family::Reporting::EveryChange { .. } => 0,
+        }
+    }
+
     /// Whether an occupancy picture has been still long enough (or pressed for) to
     /// read a capture from it without having seen the captured piece leave.
     pub(super) fn occupancy_capture_due(&self, t: Millis) -> bool {
