@@ -759,3 +759,41 @@ fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A board that sends a whole picture a second (Certabo): a frame shows a
+/// placing up to a second late and the taking back up to a second late too,
+/// so a still picture is held a period and a half longer; and in time trouble
+/// one frame may show three plies made. Each of these games went wrong before:
+/// 50 and 72 (normal pace) were read as a move and a false 7.1 takeback; 8 and
+/// 9 (the blind hands in time trouble) lost the line, one with a false 7.4 at
+/// ply 2, the other never followed again after ply 60.
+#[test]
+fn frame_boards_read_slow_frames_and_fast_hands() {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let games = bench_games();
+    let normal = Hands {
+        model: Model::Own,
+        pace: Pace::Normal,
+        forget_press: 0.0,
+    };
+    let trouble = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let mut wrong = Vec::new();
+    for (i, hands) in [(50, normal), (72, normal), (8, trouble), (9, trouble)] {
+        let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+        opts.family = eboard_protocols::family("certabo").expect("registered");
+        let out = run_game_as(&games[i].1, &opts, hands.model);
+        if !out.is_exact() || out.retractions > 0 || !out.serious_alerts.is_empty() {
+            wrong.push(format!(
+                "game {i}: first difference at ply {:?}, {} retractions, alerts {:?}",
+                out.first_difference(),
+                out.retractions,
+                out.serious_alerts
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
