@@ -797,3 +797,36 @@ fn frame_boards_read_slow_frames_and_fast_hands() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A rook slid b5-b6-b7, paused on b6 for a frame, and the king's reply made
+/// before the rook's hand was seen let go: on a Certabo (no clock, a frame a
+/// second) "Rb6 Kg6 Rb7" and "Rb7 Kg6" leave the same squares, and the first
+/// was published with an 8.4 note. Only the side to move differs, and White's
+/// next move (Kf3-e3) shows it: the record is corrected in the open, one
+/// retraction, and the game is followed to its end with no warning. Before,
+/// the engine had dropped the other reading once the board was still for two
+/// seconds: no move was published after ply 129 and a false 7.4 stood.
+#[test]
+fn a_reading_published_as_uncertain_is_corrected_when_the_next_move_decides() {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let games = bench_games();
+    let hands = Hands {
+        model: Model::Own,
+        pace: Pace::Normal,
+        forget_press: 0.0,
+    };
+    let i = 306;
+    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+    opts.family = eboard_protocols::family("certabo").expect("registered");
+    let out = run_game_as(&games[i].1, &opts, Model::Own);
+    assert_eq!(out.verified, out.expected, "{:?}", out.serious_alerts);
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert_eq!(out.retractions, 1);
+    assert!(
+        out.info_messages
+            .iter()
+            .any(|m| m.contains("moves_corrected") && m.contains("Rb7 Kg6 Ke3")),
+        "{:#?}",
+        out.info_messages
+    );
+}

@@ -511,6 +511,7 @@ impl Tracker {
             if !same_end.is_empty() {
                 let chosen: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
                 out.push(uncertain_alert(game.verified(), &chosen, &same_end));
+                self.keep_readings_from(ply);
             }
             self.undecided = None;
             return true;
@@ -531,7 +532,16 @@ impl Tracker {
         self.undecided = None;
         let chosen: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
         out.push(uncertain_alert(game.verified(), &chosen, &rivals));
+        self.keep_readings_from(ply);
         true
+    }
+
+    /// Ply `ply` is published though another reading fits as well: the
+    /// engine's anchor stays before it for a few plies (see
+    /// [`super::takeback::UNCERTAIN_KEPT_PLIES`]).
+    fn keep_readings_from(&mut self, ply: usize) {
+        let u = self.retractions.uncertain_ply.map_or(ply, |u| u.min(ply));
+        self.retractions.uncertain_ply = Some(u);
     }
 
     /// Every close reading contradicts a verified ply and the board is at rest

@@ -37,7 +37,7 @@ use clock::{side_color, Press};
 use picture::result_gesture;
 use search::Target;
 use sensing::UNSEEN_CAPTURE_HOLD_MS;
-use takeback::{CERTAIN_STILL_MS, RESYNC_QUIET_MS, RESYNC_STILL_MS};
+use takeback::{CERTAIN_STILL_MS, RESYNC_QUIET_MS, RESYNC_STILL_MS, UNCERTAIN_KEPT_PLIES};
 
 use eboard_protocols::{ClockReading, ClockSide, Picture};
 use shakmaty::{
@@ -716,8 +716,18 @@ impl Tracker {
                 }
                 let game = self.game.as_ref().expect("playing");
                 if game.pending.is_empty() && still >= CERTAIN_STILL_MS {
-                    self.retractions.certain_ply = game.history.len() - 1;
-                    self.advance_anchor(self.retractions.certain_ply);
+                    let n = game.history.len() - 1;
+                    self.retractions.certain_ply = n;
+                    // Readings other than the published one are kept a few
+                    // plies past a ply the board could not decide.
+                    let anchor = match self.retractions.uncertain_ply {
+                        Some(u) if n < u + UNCERTAIN_KEPT_PLIES => u,
+                        _ => {
+                            self.retractions.uncertain_ply = None;
+                            n
+                        }
+                    };
+                    self.advance_anchor(anchor);
                 }
                 let game = self.game.as_ref().expect("playing");
                 // On a board that sends frames, a period and a half more: a

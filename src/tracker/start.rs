@@ -292,6 +292,7 @@ impl Tracker {
         self.start.unknown_alerted = false;
         self.retractions.certain_ply = 0;
         self.retractions.resync_tried = None;
+        self.retractions.uncertain_ply = None;
         self.clock.late_press_wait = None;
         self.alerts.game_no += 1;
         self.alerts.illegal_counts = [0; 2];

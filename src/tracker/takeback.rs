@@ -21,6 +21,11 @@ pub(super) struct Retractions {
     pub(super) certain_ply: usize,
     /// The picture (by its change time) a self-correction was tried for.
     pub(super) resync_tried: Option<Millis>,
+    /// The verified plies before the earliest ply published with a note that
+    /// the board could not tell it from another reading: the engine keeps
+    /// reading from there for [`UNCERTAIN_KEPT_PLIES`] more plies, so that a
+    /// later move that only the other reading explains corrects the record.
+    pub(super) uncertain_ply: Option<usize>,
     /// The last retraction, for an arbiter to rule on: the ply it went back to,
     /// the FEN there (to know it is still the same game) and the positions withdrawn.
     pub(super) withdrawn: Option<(usize, String, Vec<Chess>)>,
@@ -40,6 +45,12 @@ pub(super) const RESYNC_STILL_MS: Millis = 250;
 /// picture must be still this long before self-correction reads it: as long
 /// as the displaced-pieces alert waits, which it then replaces.
 pub(super) const RESYNC_QUIET_MS: Millis = 6_000;
+
+/// How many plies after one published as uncertain the engine keeps its
+/// other readings: on a board without a clock, a slide read as two moves (Rb6
+/// Kg6 Rb7 for Rb7 Kg6) leaves the same squares but the wrong side to move,
+/// which the next move or two shows.
+pub(super) const UNCERTAIN_KEPT_PLIES: usize = 4;
 
 /// Most verified plies a self-correction withdraws, and most plies it finds.
 const RESYNC_MAX_BACK: usize = 4;
@@ -415,6 +426,9 @@ impl Tracker {
         if self.current.result_ply.is_some_and(|p| p as usize > k) {
             self.current.result_ply = None;
             self.clock_laws.reopen();
+        }
+        if self.retractions.uncertain_ply.is_some_and(|u| u >= k) {
+            self.retractions.uncertain_ply = None;
         }
         let game = self.game.as_mut().expect("playing");
         let n = game.history.len() - 1;
