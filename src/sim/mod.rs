@@ -65,6 +65,22 @@ impl Default for SimOptions {
     }
 }
 
+/// How long the recording of one board goes on after the hands' last action.
+/// A board that sends frames keeps sending them while the players sign the
+/// scoresheets; a last move without a clock is proven only by that picture
+/// staying (the clockless hold, a period and a half more on a frame board),
+/// so the recording covers it. A board that reports changes says nothing in
+/// that time anyway.
+fn recording_tail_ms(opts: &SimOptions) -> u64 {
+    match (opts.family.capabilities)(PortMode::Single).reporting {
+        eboard_protocols::family::Reporting::Frames { period_ms } => {
+            let hold = crate::tracker::TrackerConfig::default().clockless_hold_ms;
+            opts.tail_ms.max(hold + 3 * period_ms)
+        }
+        eboard_protocols::family::Reporting::EveryChange { .. } => opts.tail_ms,
+    }
+}
+
 /// A simulated game: the capture and the hands' script that produced it.
 #[derive(Clone, Debug)]
 pub struct SimRun {
@@ -116,7 +132,7 @@ pub fn simulate_script(game: &Game, opts: &SimOptions, script: HandScript) -> Si
         driver.as_mut(),
         &actions,
         opts.host_start_ms,
-        opts.tail_ms,
+        recording_tail_ms(opts),
     );
     SimRun {
         chunks,
