@@ -548,10 +548,10 @@ impl Evidence {
         // A board that sends a picture only now and then may show more plies
         // made than a scan can. The search grows fast with the plies, so it
         // looks for a third only where four squares or more changed since the
-        // picture before (three plies never change fewer, one ply and its
-        // reply often change as few). Looking for a third wherever the period allows
-        // costs 40 % more at normal pace for nothing; looking for a fourth
-        // costs eight times more in time trouble for one game in 200.
+        // picture before: three plies never change fewer. Looking for a third
+        // wherever the period allows costs 40 % more at normal pace for
+        // nothing; looking for a fourth costs eight times more in time
+        // trouble for one game in 200.
         let jumps = if self.max_jump > MAX_JUMP {
             let changed = self
                 .scan_base

@@ -72,10 +72,7 @@ impl Tracker {
             self.sensing.seen.add(target);
         }
         let clocked = !self.clockless();
-        let frame_period = match self.config.sensor.reporting {
-            eboard_protocols::family::Reporting::Frames { period_ms } => Some(period_ms),
-            eboard_protocols::family::Reporting::EveryChange { .. } => None,
-        };
+        let frame_period = Some(self.frame_period()).filter(|&p| p > 0);
         let engine = match (&board, self.evidence.as_mut()) {
             (Some(b), Some(ev)) => {
                 ev.set_clocked(clocked);

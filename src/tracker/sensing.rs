@@ -161,13 +161,10 @@ impl Tracker {
     /// period before), so the holds that read a still picture are one period
     /// longer.
     pub(super) fn occupancy_frame_margin(&self) -> Millis {
-        match self.config.sensor.reporting {
-            eboard_protocols::family::Reporting::Frames { period_ms }
-                if self.last_board.is_none() =>
-            {
-                period_ms
-            }
-            _ => 0,
+        if self.last_board.is_none() {
+            self.frame_period()
+        } else {
+            0
         }
     }
 
