@@ -762,11 +762,14 @@ fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
 
 /// A board that sends a whole picture a second (Certabo): a frame shows a
 /// placing up to a second late and the taking back up to a second late too,
-/// so a still picture is held a period and a half longer; and in time trouble
-/// one frame may show three plies made. Each of these games went wrong before:
+/// so a still picture is held a period and a half longer; a reply made proves
+/// the move before it only once a later frame shows the picture again; and in
+/// time trouble one frame may show three plies made. Each of these games went wrong before:
 /// 50 and 72 (normal pace) were read as a move and a false 7.1 takeback; 8 and
 /// 9 (the blind hands in time trouble) lost the line, one with a false 7.4 at
-/// ply 2, the other never followed again after ply 60.
+/// ply 2, the other never followed again after ply 60; in 75 (own hands, time
+/// trouble) a frame caught the queen crossing b5 on its way to b4 with the
+/// reply made, and Qb5 was published, then corrected.
 #[test]
 fn frame_boards_read_slow_frames_and_fast_hands() {
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
@@ -781,8 +784,19 @@ fn frame_boards_read_slow_frames_and_fast_hands() {
         pace: Pace::TimeTrouble,
         forget_press: 0.02,
     };
+    let own_trouble = Hands {
+        model: Model::Own,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
     let mut wrong = Vec::new();
-    for (i, hands) in [(50, normal), (72, normal), (8, trouble), (9, trouble)] {
+    for (i, hands) in [
+        (50, normal),
+        (72, normal),
+        (8, trouble),
+        (9, trouble),
+        (75, own_trouble),
+    ] {
         let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
         opts.family = eboard_protocols::family("certabo").expect("registered");
         let out = run_game_as(&games[i].1, &opts, hands.model);

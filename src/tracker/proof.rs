@@ -90,11 +90,12 @@ impl Tracker {
                 self.current.press = None;
             }
             if let Some(reply) = reply {
-                // An occupancy frame that shows a move and its reply may show
-                // neither: a bishop set down on e3 on its way to take on f4
-                // reads as Be3 and the f-pawn taking it. Only a later frame
-                // showing the picture again proves the reply.
-                let margin = self.occupancy_frame_margin();
+                // A frame that shows a move and its reply may show neither: a
+                // bishop set down on e3 on its way to take on f4 reads as Be3
+                // and the f-pawn taking it, a queen crossing b5 to b4 while the
+                // reply is made reads as Qb5. Only a later frame showing the
+                // picture again proves the reply.
+                let margin = self.frame_period();
                 if margin > 0 && t.saturating_sub(self.last_change_t) < margin + margin / 2 {
                     return;
                 }
