@@ -15,6 +15,10 @@ use crate::events::{
     TrackerEvent,
 };
 
+/// A frame period this long or longer is slower than any board scan (200-250
+/// ms): a picture may catch a hand in the middle of its move.
+const SLOW_FRAME_MS: Millis = 500;
+
 impl Tracker {
     /// Verifies what is proven: every move followed by a later one (6.2.1), and the
     /// first move once its mover's press has settled. The board reports squares up
@@ -94,8 +98,16 @@ impl Tracker {
                 // bishop set down on e3 on its way to take on f4 reads as Be3
                 // and the f-pawn taking it, a queen crossing b5 to b4 while the
                 // reply is made reads as Qb5. Only a later frame showing the
-                // picture again proves the reply.
-                let margin = self.frame_period();
+                // picture again proves the reply: on an occupancy board, and on
+                // one whose frames are slower than a scan (a Chessnut's 200 ms
+                // frame is as quick as a DGT scan, and waiting there lost more
+                // than it saved: blind time trouble, 3 games fewer exact).
+                let period = self.frame_period();
+                let margin = if period >= SLOW_FRAME_MS {
+                    period
+                } else {
+                    self.occupancy_frame_margin()
+                };
                 if margin > 0 && t.saturating_sub(self.last_change_t) < margin + margin / 2 {
                     return;
                 }
