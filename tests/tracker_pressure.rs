@@ -728,26 +728,17 @@ fn a_press_read_after_the_reply_still_times_the_move() {
     assert_quiet(&sc);
 }
 
-/// Boards without a clock (Millennium here) have only stillness and the
-/// opponent's reply to prove a move. Game 6: Black sets c7-c6 down, leaves it
-/// 2.3 s and puts it back for Nf6; verified after 2 s of stillness, it came
-/// back as a false 7.1 takeback. Game 69: the queen brushes e5 on its way to
-/// take on f4 and lifts the pawn; read for a moment as Qe5 with White's pawn
-/// taking it, the reply under way verified Qe5, corrected a second later.
-#[test]
-fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+/// The games of `cases` (bench numbering, set-up normal, sensor noise on),
+/// each played by its hands on `family`'s virtual board, that are not read
+/// exactly (a wrong ply, a retraction or a warning), in words.
+fn inexact_on(family: &str, cases: &[(usize, eboard_bridge::sim::accuracy::Hands)]) -> Vec<String> {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Setup};
     let games = bench_games();
-    let hands = Hands {
-        model: Model::Own,
-        pace: Pace::Normal,
-        forget_press: 0.0,
-    };
     let mut wrong = Vec::new();
-    for i in [6, 69] {
+    for &(i, hands) in cases {
         let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
-        opts.family = eboard_protocols::family("millennium").expect("registered");
-        let out = run_game_as(&games[i].1, &opts, Model::Own);
+        opts.family = eboard_protocols::family(family).expect("registered");
+        let out = run_game_as(&games[i].1, &opts, hands.model);
         if !out.is_exact() {
             wrong.push(format!(
                 "game {i}: first difference at ply {:?}, {} retractions, alerts {:?}",
@@ -757,6 +748,24 @@ fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
             ));
         }
     }
+    wrong
+}
+
+/// Boards without a clock (Millennium here) have only stillness and the
+/// opponent's reply to prove a move. Game 6: Black sets c7-c6 down, leaves it
+/// 2.3 s and puts it back for Nf6; verified after 2 s of stillness, it came
+/// back as a false 7.1 takeback. Game 69: the queen brushes e5 on its way to
+/// take on f4 and lifts the pawn; read for a moment as Qe5 with White's pawn
+/// taking it, the reply under way verified Qe5, corrected a second later.
+#[test]
+fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let hands = Hands {
+        model: Model::Own,
+        pace: Pace::Normal,
+        forget_press: 0.0,
+    };
+    let wrong = inexact_on("millennium", &[(6, hands), (69, hands)]);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
@@ -764,16 +773,15 @@ fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
 /// placing up to a second late and the taking back up to a second late too,
 /// so a still picture is held a period and a half longer; a reply made proves
 /// the move before it only once a later frame shows the picture again; and in
-/// time trouble one frame may show three plies made. Each of these games went wrong before:
-/// 50 and 72 (normal pace) were read as a move and a false 7.1 takeback; 8 and
-/// 9 (the blind hands in time trouble) lost the line, one with a false 7.4 at
-/// ply 2, the other never followed again after ply 60; in 75 (own hands, time
-/// trouble) a frame caught the queen crossing b5 on its way to b4 with the
-/// reply made, and Qb5 was published, then corrected.
+/// time trouble one frame may show three plies made. Each of these games went
+/// wrong before: 50 and 72 (normal pace) were read as a move and a false 7.1
+/// takeback; 8 and 9 (the blind hands in time trouble) lost the line, one with
+/// a false 7.4 at ply 2, the other never followed again after ply 60; in 75
+/// (own hands, time trouble) a frame caught the queen crossing b5 on its way
+/// to b4 with the reply made, and Qb5 was published, then corrected.
 #[test]
 fn frame_boards_read_slow_frames_and_fast_hands() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let games = bench_games();
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
     let normal = Hands {
         model: Model::Own,
         pace: Pace::Normal,
@@ -789,26 +797,16 @@ fn frame_boards_read_slow_frames_and_fast_hands() {
         pace: Pace::TimeTrouble,
         forget_press: 0.02,
     };
-    let mut wrong = Vec::new();
-    for (i, hands) in [
-        (50, normal),
-        (72, normal),
-        (8, trouble),
-        (9, trouble),
-        (75, own_trouble),
-    ] {
-        let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
-        opts.family = eboard_protocols::family("certabo").expect("registered");
-        let out = run_game_as(&games[i].1, &opts, hands.model);
-        if !out.is_exact() || out.retractions > 0 || !out.serious_alerts.is_empty() {
-            wrong.push(format!(
-                "game {i}: first difference at ply {:?}, {} retractions, alerts {:?}",
-                out.first_difference(),
-                out.retractions,
-                out.serious_alerts
-            ));
-        }
-    }
+    let wrong = inexact_on(
+        "certabo",
+        &[
+            (50, normal),
+            (72, normal),
+            (8, trouble),
+            (9, trouble),
+            (75, own_trouble),
+        ],
+    );
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
