@@ -93,7 +93,8 @@ impl LineFramer {
             } else {
                 self.garbage += run.iter().filter(|&&b| !quiet_between_lines(b)).count();
             }
-            rest = &rest[run.len()..];
+            // On past the run and the byte that ended it.
+            rest = &rest[stop.map_or(rest.len(), |i| i + 1)..];
             match mark {
                 Some(b':') => {
                     if self.garbage > 0 {
@@ -120,9 +121,6 @@ impl LineFramer {
                     self.line.clear();
                 }
                 None => {}
-            }
-            if mark.is_some() {
-                rest = &rest[1..];
             }
         }
     }
