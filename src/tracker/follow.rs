@@ -69,7 +69,10 @@ impl Tracker {
             return;
         }
         let line: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
-        self.evidence = Some(Evidence::with_line(game.verified().clone(), &line));
+        let mut ev = Evidence::with_line(game.verified().clone(), &line);
+        // The board's frame period is fixed: told once, kept when the anchor moves.
+        ev.set_frame_period(Some(self.frame_period()).filter(|&p| p > 0));
+        self.evidence = Some(ev);
         self.anchor_ply = game.moves.len();
     }
 

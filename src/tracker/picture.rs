@@ -72,11 +72,9 @@ impl Tracker {
             self.sensing.seen.add(target);
         }
         let clocked = !self.clockless();
-        let frame_period = Some(self.frame_period()).filter(|&p| p > 0);
         let engine = match (&board, self.evidence.as_mut()) {
             (Some(b), Some(ev)) => {
                 ev.set_clocked(clocked);
-                ev.set_frame_period(frame_period);
                 ev.picture(t, b);
                 true
             }
