@@ -842,3 +842,40 @@ fn a_reading_published_as_uncertain_is_corrected_when_the_next_move_decides() {
         out.info_messages
     );
 }
+
+/// A Certabo (one frame a second) under the blind hands in time trouble, game
+/// 29: Bg3 Bd6 Bxd6 Qxd6 Na3 inside two frames, the one between catching
+/// both bishops off the board. No step reads five plies, the pictures were
+/// read with noise, and nothing after ply 4 was ever published: a false 7.4
+/// stood for the rest of the game. The engine now catches up from the last
+/// clean picture: every ply is published, no warning is raised. Which bishop
+/// went where on the way (Be7-d6 or Be7-a3-d6...) no frame shows: the record
+/// may differ there, and the arbiters get an 8.4 note naming the readings.
+#[test]
+fn a_frame_board_keeps_up_with_five_plies_between_two_clean_frames() {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    let games = bench_games();
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let i = 29;
+    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+    opts.family = eboard_protocols::family("certabo").expect("registered");
+    let out = run_game_as(&games[i].1, &opts, Model::Blind);
+    assert_eq!(
+        out.verified.len(),
+        out.expected.len(),
+        "{:?}",
+        out.serious_alerts
+    );
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert!(
+        out.info_messages
+            .iter()
+            .any(|m| m.contains("moves_uncertain") && m.contains("Qxd6")),
+        "{:#?}",
+        out.info_messages
+    );
+}

@@ -133,6 +133,16 @@ const MAX_JUMP: usize = 2;
 /// trouble a move and its reply take under a second (a Certabo frame is 1 s).
 const JUMP_PER_MS: Millis = 1000;
 
+/// On a board that sends frames, a picture no reading explains without noise
+/// is looked for this many plies at most past the last picture one did
+/// (see [`Evidence::catch_up`]).
+const CATCH_UP_PLIES: usize = 6;
+/// Readings at rest kept from the last picture read without noise, for a
+/// catch-up to start from.
+const CATCH_UP_BASES: usize = 4;
+/// Lines looked for from each of them (all the orders of a few plies).
+const CATCH_UP_LINES: usize = 8;
+
 /// How one ply of a hypothesis was pressed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mark {
@@ -377,6 +387,11 @@ pub struct Evidence {
     clocked: bool,
     /// At most this many plies complete between two pictures.
     max_jump: usize,
+    /// The board sends frames: a frame may hold more plies than `max_jump`.
+    frames: bool,
+    /// The readings of the last picture the best reading explained without
+    /// noise, the ply under way left out (frame boards only).
+    clean: Vec<Hyp>,
 }
 
 impl Evidence {
@@ -393,6 +408,8 @@ impl Evidence {
             last: None,
             clocked: true,
             max_jump: MAX_JUMP,
+            frames: false,
+            clean: Vec::new(),
         }
     }
 
@@ -419,6 +436,7 @@ impl Evidence {
     /// plies one picture may hold complete.
     pub fn set_frame_period(&mut self, period_ms: Option<Millis>) {
         self.max_jump = MAX_JUMP + period_ms.map_or(0, |p| (p / JUMP_PER_MS) as usize);
+        self.frames = period_ms.is_some();
     }
 
     /// Every reading held, cheapest first, in words: its cost, its plies in
@@ -483,15 +501,17 @@ impl Evidence {
             for &m in moves {
                 pos.play_unchecked(m);
             }
-            let (clocked, max_jump) = (self.clocked, self.max_jump);
+            let (clocked, max_jump, frames) = (self.clocked, self.max_jump, self.frames);
             *self = Evidence::new(pos);
             self.clocked = clocked;
             self.max_jump = max_jump;
+            self.frames = frames;
             return;
         }
         let k = moves.len();
         let forgot = self.hyps[0].marks[k - 1].forgot;
-        for h in &mut self.hyps {
+        self.clean.retain(|h| h.line.starts_with(moves));
+        for h in self.hyps.iter_mut().chain(self.clean.iter_mut()) {
             h.line.drain(..k);
             h.marks.drain(..k);
             h.closed = h.closed.saturating_sub(k);
@@ -541,6 +561,86 @@ impl Evidence {
         self.scan = Some((t, shown.clone()));
         self.last = Some((t, shown.clone()));
         self.hyps = self.step(&self.before_scan, t, shown);
+        if self.frames {
+            self.catch_up(shown);
+        }
+    }
+
+    /// A frame board's picture may hold more plies than the engine reads
+    /// between two pictures: a Certabo's frame in time trouble holds four or
+    /// five (Bg3 Bd6 Bxd6 Qxd6 Na3 in one second), and the frame between may
+    /// catch two pieces in the hands. Read with noise, such a picture loses
+    /// the line for good. When the best reading of a picture needs noise,
+    /// the lines of up to [`CATCH_UP_PLIES`] plies that lead from a reading
+    /// of the last clean picture exactly to this one join the readings,
+    /// each ply charged as one the board never showed; later pictures decide
+    /// between them and the noisy ones. A clean picture is kept as
+    /// the next catch-up's start.
+    fn catch_up(&mut self, shown: &Board) {
+        if !self.best().noisy() {
+            // A ply under way is no obstacle: the search may make it first.
+            self.clean = self
+                .hyps
+                .iter()
+                .filter(|h| !h.noisy())
+                .take(CATCH_UP_BASES)
+                .map(|h| {
+                    let mut h = h.clone();
+                    h.cost = h.cost();
+                    h.active.clear();
+                    h.active_press = None;
+                    h.due = None;
+                    h
+                })
+                .collect();
+            return;
+        }
+        let target = super::search::Target::Board(shown);
+        let mut found = Vec::new();
+        for base in &self.clean {
+            // Fewer squares changed are at most one move, which the reading
+            // itself looks for: what is left is sensor noise (a flicker),
+            // and searching six plies deep for it costs for nothing.
+            let changed = diff(base.pos.board(), shown).count() as usize;
+            if changed < 3 {
+                continue;
+            }
+            // The fewest plies that reach the picture, and one more (the
+            // other side to move): longer lines only add tempo moves.
+            // Three squares changed are a move and a flicker far more often
+            // than more than three plies; searching them six plies deep
+            // (and finding nothing) cost 12 % more CPU at normal pace.
+            let most = if changed <= 3 { 3 } else { CATCH_UP_PLIES };
+            let mut last_depth = most;
+            for depth in 1..=most {
+                if depth > last_depth {
+                    break;
+                }
+                let lines =
+                    super::search::sequences(&base.pos, target, depth, CATCH_UP_LINES, None);
+                if !lines.is_empty() && last_depth == most {
+                    last_depth = depth + 1;
+                }
+                // A piece back on a square it stood on in the line: tempo
+                // moves that make any picture reachable (Qa5 Ba6 Qc7 Be2 a6
+                // Bc4 Qd8 for a6, at normal pace).
+                for line in lines.into_iter().filter(|l| !revisits(l)) {
+                    let mut h = base.clone();
+                    for &m in &line {
+                        complete(&mut h, m, None);
+                    }
+                    h.closed = h.line.len();
+                    h.early = None;
+                    h.noisy = false;
+                    h.cost += SECOND_UNSEEN * line.len() as u32;
+                    found.push(h);
+                }
+            }
+        }
+        if !found.is_empty() {
+            found.append(&mut self.hyps);
+            self.hyps = keep(found);
+        }
     }
 
     /// Reads `shown` at `t` from the hypotheses `from`.
@@ -784,6 +884,34 @@ impl Evidence {
             h.closed += 1;
         }
     }
+}
+
+/// Whether a piece of `line` comes back to a square it stood on earlier in
+/// the line (followed from move to move).
+fn revisits(line: &[Move]) -> bool {
+    // Each piece moved so far: where it stands, and where it stood.
+    let mut moved: Vec<(Square, Vec<Square>)> = Vec::new();
+    for m in line {
+        let (Some(from), to) = (m.from(), m.to()) else {
+            continue;
+        };
+        if m.is_castle() {
+            continue;
+        }
+        // A piece taken leaves the line.
+        moved.retain(|(at, _)| *at != to);
+        match moved.iter_mut().find(|(at, _)| *at == from) {
+            Some((at, stood)) => {
+                if stood.contains(&to) {
+                    return true;
+                }
+                stood.push(from);
+                *at = to;
+            }
+            None => moved.push((to, vec![from])),
+        }
+    }
+    false
 }
 
 /// Keeps the cheapest distinct hypotheses. Two with the same line and a
@@ -1499,6 +1627,95 @@ mod tests {
         // once: it is not read so (the search stays small).
         let ev = frames(None, &[&["e2e4", "e7e5", "g1f3"]]);
         assert!(ev.best().line.len() < 3);
+    }
+
+    #[test]
+    fn a_frame_holding_five_plies_after_one_with_two_pieces_in_the_hands_is_read() {
+        // Certabo, blind hands in time trouble (game 29): Bg3 Bd6, then the
+        // bishop takes on d6 with both bishops off the board at the frame
+        // between; Qxd6 and Na3 complete before the next. No step of the
+        // reading holds five plies: the picture after them is caught up with
+        // from the last picture read without noise.
+        let mut pos = Chess::default();
+        for uci in [
+            "e2e4", "c7c5", "g1f3", "e7e6", "f1e2", "d7d5", "d2d3", "g8f6", "e4e5", "f6d7", "d3d4",
+            "f8e7", "c2c3", "e8g8", "e1g1", "b8c6", "h2h3", "f7f6", "e5f6", "d7f6", "d4c5", "e7c5",
+            "c1g5", "h7h6", "g5h4", "c5e7",
+        ] {
+            pos = play(&pos, uci).1;
+        }
+        let mut ev = Evidence::new(pos.clone());
+        ev.set_clocked(false);
+        ev.set_frame_period(Some(1000));
+        ev.picture(1000, pos.board());
+        ev.close_scan();
+        let mut between = pos.clone();
+        for uci in ["h4g3", "e7d6"] {
+            between = play(&between, uci).1;
+        }
+        let mut in_hands = between.board().clone();
+        in_hands.discard_piece_at(Square::G3);
+        in_hands.discard_piece_at(Square::D6);
+        ev.picture(2000, &in_hands);
+        ev.close_scan();
+        let mut after = between;
+        for uci in ["g3d6", "d8d6", "b1a3"] {
+            after = play(&after, uci).1;
+        }
+        ev.picture(3000, after.board());
+        ev.close_scan();
+        let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        let read = |ev: &Evidence| -> Vec<Vec<String>> {
+            ev.viable(0)
+                .map(|h| h.line.iter().map(uci).collect())
+                .collect()
+        };
+        assert!(
+            read(&ev).contains(&vec![
+                "h4g3".to_string(),
+                "e7d6".into(),
+                "g3d6".into(),
+                "d8d6".into(),
+                "b1a3".into()
+            ]),
+            "{:#?}",
+            ev.describe()
+        );
+        assert!(!ev.best().noisy());
+        // A board that reports every change would have shown each ply: it
+        // reads with noise and looks no further (the search stays small).
+        let mut ev = Evidence::new(pos.clone());
+        ev.set_clocked(false);
+        ev.picture(250, &in_hands);
+        ev.close_scan();
+        ev.picture(500, after.board());
+        ev.close_scan();
+        assert!(ev.best().noisy());
+    }
+
+    #[test]
+    fn a_line_that_brings_a_piece_back_where_it_stood_revisits() {
+        let line = |ucis: &[&str]| {
+            let mut pos = Chess::default();
+            ucis.iter()
+                .map(|u| {
+                    let (m, next) = play(&pos, u);
+                    pos = next;
+                    m
+                })
+                .collect::<Vec<_>>()
+        };
+        // The queen d8-a5-c7-d8 around a pawn move.
+        assert!(revisits(&line(&[
+            "d2d4", "d7d6", "c1g5", "d8d7", "g5h4", "d7a4", "b1c3", "a4d7"
+        ])));
+        assert!(revisits(&line(&["g1f3", "g8f6", "f3g1"])));
+        // A knight that moves on and on: no return.
+        assert!(!revisits(&line(&["g1f3", "g8f6", "f3e5", "f6e4", "e5c6"])));
+        // Another piece on the square one left is no return; the knight
+        // back on b8 is.
+        assert!(!revisits(&line(&["e2e4", "e7e5", "g1e2", "b8c6"])));
+        assert!(revisits(&line(&["e2e4", "b8c6", "g1e2", "c6b8"])));
     }
 
     #[test]
