@@ -42,6 +42,35 @@ fn every_verified_move_carries_the_clock_to_the_second() {
     );
 }
 
+/// A move left unpressed whose reply is still in the hand when the wait for
+/// the late press would end: own hands in time trouble, game 49, a3 made
+/// without a press, Black's queen held over the board for 3.7 s, White's press
+/// 0.1 s after Qc7 landed. a3 was verified while the queen was in the air and
+/// carried White's running clock, 28 s short of the 30 s increment the press
+/// then added. It now waits for the press while the reply is under way (5 s
+/// at most).
+#[test]
+fn a_late_press_after_a_reply_held_long_gives_the_clock_after_it() {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
+    let games: Vec<_> = index.iter().filter_map(|e| e.game.as_ref()).collect();
+    let hands = Hands {
+        model: Model::Own,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let i = 49;
+    let out = run_game_as(
+        games[i],
+        &sim_options_for(Setup::Normal, i as u64, true, hands),
+        Model::Own,
+    );
+    assert_eq!(out.verified, out.expected);
+    assert!(out.clk_checked > 100, "{} compared", out.clk_checked);
+    assert!(out.clk_mismatches.is_empty(), "{:?}", out.clk_mismatches);
+}
+
 // ----- clock Laws on scripted readings ------------------------------------------
 
 mod support;

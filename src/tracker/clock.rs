@@ -280,8 +280,16 @@ impl Tracker {
         // stands, and the clock reports the press up to a second later. So
         // the wait lasts until a while after the board last changed, within
         // a bound.
-        let after_reply =
-            (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + LATE_PRESS_WAIT_MOST_MS);
+        // While the reply is only under way (a queen held over the board for
+        // seconds), the mover may still press once it is let go: own hands in
+        // time trouble, a3 unpressed, Qc7 held 3.7 s, White's press 0.1 s
+        // after it landed. Verified before, a3 carried the running clock, 28 s
+        // short of the increment the press added.
+        let after_reply = if n < 2 {
+            since + LATE_PRESS_WAIT_MOST_MS
+        } else {
+            (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + LATE_PRESS_WAIT_MOST_MS)
+        };
         t < (since + self.config.late_press_ms).max(after_reply)
     }
 
