@@ -601,7 +601,7 @@ impl Evidence {
             // Fewer squares changed are at most one move, which the reading
             // itself looks for: what is left is sensor noise (a flicker),
             // and searching six plies deep for it costs for nothing.
-            let changed = diff(base.pos.board(), shown).count() as usize;
+            let changed = diff(base.pos.board(), shown).count();
             if changed < 3 {
                 continue;
             }
