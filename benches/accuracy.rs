@@ -21,7 +21,9 @@
 //! `setup=right` the game as that set-up plays it;
 //! `family=NAME` plays on that family's virtual board (default `dgt`);
 //! `clock=off` unplugs the DGT board's clock (to compare with families that
-//! have none); `frame=MS` sets a frame-reporting board's period. The runs
+//! have none); `frame=MS` sets a frame-reporting board's period; `bus=N` puts
+//! N DGT boards on one daisy-chained line, polled by the daemon's bus driver
+//! and read by one session (the own hands only). The runs
 //! that are not exact are listed at the end, the first 400, or every one with
 //! `list=all`.
 
@@ -29,10 +31,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use eboard_bridge::sim::accuracy::{
-    expected_result, run_game_as, sim_options_for, Hands, Model, Outcome, Pace, Setup,
+    expected_result, run_bus, run_game_as, sim_options_for, Hands, Model, Outcome, Pace, Setup,
 };
 use eboard_bridge::sim::games::load_index;
 use eboard_bridge::sim::SimOptions;
+use eboard_bridge::tracker::start_number;
+use shakmaty::Position;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -92,6 +96,26 @@ fn main() {
     let frame_ms = args
         .iter()
         .find_map(|a| a.strip_prefix("frame=")?.parse::<u64>().ok());
+    // `bus=N`: N boards on one daisy-chained line, polled by the daemon's bus
+    // driver (DGT only; the project's own hands only, which play a whole line).
+    let bus = args
+        .iter()
+        .find_map(|a| a.strip_prefix("bus=")?.parse::<usize>().ok())
+        .filter(|&n| n > 0);
+    if bus.is_some() {
+        if family.name != "dgt" {
+            eprintln!(
+                "bus=N: only DGT boards are daisy-chained; leave out family={}",
+                family.name
+            );
+            std::process::exit(2);
+        }
+        conditions.retain(|h| h.model == Model::Own);
+        if conditions.is_empty() {
+            eprintln!("bus=N: only the project's own hands play a bus line; leave out `blind`");
+            std::process::exit(2);
+        }
+    }
     let board = |mut opts: SimOptions| {
         opts.family = family;
         opts.board.clock.present = !clock_off;
@@ -202,9 +226,12 @@ fn main() {
         return;
     }
     println!(
-        "{} games, sensor noise on, {} boards{}{}",
+        "{} games, sensor noise on, {} boards{}{}{}",
         games.len(),
         family.title,
+        bus.map_or(String::new(), |n| format!(
+            ", {n} to a bus line (games with a set start position left out)"
+        )),
         if clock_off { ", no clock" } else { "" },
         frame_ms.map_or(String::new(), |ms| format!(", a frame every {ms} ms"))
     );
@@ -227,7 +254,36 @@ fn main() {
         );
         for setup in Setup::ALL {
             let mut t = Tally::default();
-            for (i, (name, game, expected)) in games.iter().enumerate() {
+            if let Some(n) = bus {
+                // Games whose start the board shows (a set position needs the
+                // operator's FEN, given per board): standard and Chess960.
+                let playable: Vec<usize> = (0..games.len())
+                    .filter(|&i| start_number(games[i].1.start.board()).is_some())
+                    .collect();
+                for line in playable.chunks(n) {
+                    let mut opts = board(sim_options_for(setup, line[0] as u64, noise, *hands));
+                    // The players sit down once the host has found the boards.
+                    opts.hand.start_ms = opts.hand.start_ms.max(3_000);
+                    let played: Vec<_> = line.iter().map(|&i| &games[i].1).collect();
+                    for (&i, out) in line.iter().zip(run_bus(&played, &opts)) {
+                        runs += 1;
+                        board_time += out.board_time;
+                        busy += out.reconstruction;
+                        let (name, _, expected) = &games[i];
+                        let wanted: Vec<_> = expected.iter().copied().collect();
+                        t.add(
+                            &out,
+                            &wanted,
+                            &format!("{name} (show={i}) [{label}, {}, bus]", setup.name()),
+                        );
+                    }
+                }
+                t.games = playable.len();
+            }
+            if bus.is_none() {
+                t.games = games.len();
+            }
+            for (i, (name, game, expected)) in games.iter().enumerate().filter(|_| bus.is_none()) {
                 let opts = board(sim_options_for(setup, i as u64, noise, *hands));
                 let out = run_game_as(game, &opts, hands.model);
                 runs += 1;
@@ -243,17 +299,17 @@ fn main() {
             println!(
                 "| {label} | {} | {} | {} ({:.2} %) | {} | {:.1} | {} | {} | {}/{} | {}/{} |",
                 setup.name(),
-                games.len(),
+                t.games,
                 t.exact,
-                100.0 * t.exact as f64 / games.len().max(1) as f64,
+                100.0 * t.exact as f64 / t.games.max(1) as f64,
                 t.plies_lost,
-                1000.0 * t.retractions as f64 / games.len().max(1) as f64,
+                1000.0 * t.retractions as f64 / t.games.max(1) as f64,
                 t.serious,
                 t.info,
                 t.clk_exact,
                 t.clk_checked,
                 t.results_right,
-                games.len()
+                t.games
             );
             failures.append(&mut t.failures);
             info_kinds.push(format!("{label} [{}]: {:?}", setup.name(), t.info_kinds));
@@ -297,6 +353,8 @@ fn noise_on() -> bool {
 /// One row of the table.
 #[derive(Default)]
 struct Tally {
+    /// Games played in this row.
+    games: usize,
     exact: usize,
     plies_lost: usize,
     retractions: usize,

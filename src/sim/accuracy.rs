@@ -19,6 +19,7 @@ use crate::sim::games::Game;
 use crate::sim::{simulate, simulate_script, SimOptions, SimRun};
 use crate::tracker::{start_number, TrackerConfig};
 use eboard_protocols::blind_hand::{self, BlindConfig, Pace as BlindPace};
+use eboard_protocols::dgt::virtual_clock::PressRecord;
 use eboard_protocols::family::VirtualSpec;
 use eboard_protocols::hand::HandScript;
 
@@ -239,8 +240,6 @@ pub fn run_game_traced(
             .expect("the game's own start position is legal");
     }
     let mut events = Vec::new();
-    let mut clocks: Vec<Option<u64>> = Vec::new();
-    let mut last_ply = 0;
     let started = thread_cpu_time();
     // The same loop as `replay` and the daemon: ticks on the grid between chunks.
     let mut driver = CaptureDriver::new(session);
@@ -280,7 +279,6 @@ pub fn run_game_traced(
     );
     let end = driver.last_t();
     let session = driver.session;
-    let kept = events.clone();
     let reconstruction = thread_cpu_time().saturating_sub(started);
 
     let mut out = Outcome {
@@ -291,6 +289,27 @@ pub fn run_game_traced(
         trace,
         ..Outcome::default()
     };
+    score(&mut out, events, None, &run.script.pressed, &run.presses);
+    out
+}
+
+/// Fills `out` from the session's `events` (those of `board` only, when the
+/// line has several): the verified line, retractions, alerts, results, and
+/// each verified move's `[%clk]` against the clock's record of the presses
+/// (`pressed` says which plies' presses moved the lever).
+fn score(
+    out: &mut Outcome,
+    events: Vec<crate::events::Stamped>,
+    board: Option<u32>,
+    pressed: &[bool],
+    presses: &[PressRecord],
+) {
+    let events: Vec<_> = events
+        .into_iter()
+        .filter(|e| board.is_none_or(|b| e.board == b))
+        .collect();
+    let mut clocks: Vec<Option<u64>> = Vec::new();
+    let mut last_ply = 0;
     for stamped in &events {
         match &stamped.event {
             TrackerEvent::Game(GameEvent::Move(m)) if m.verified => {
@@ -328,13 +347,13 @@ pub fn run_game_traced(
             TrackerEvent::Game(_) | TrackerEvent::Resolved(_) => {}
         }
     }
-    out.events = kept;
+    out.events = events;
     // The clock records only the presses that moved its lever: the k-th of them
     // completes the k-th ply whose mover's press moved it (a forgotten press, and
     // the opponent's press on the side already down, record nothing).
     let mut press_of = vec![None; out.expected.len()];
-    let mut records = run.presses.iter();
-    for (i, &moved) in run.script.pressed.iter().enumerate() {
+    let mut records = presses.iter();
+    for (i, &moved) in pressed.iter().enumerate() {
         if moved {
             if let Some(slot) = press_of.get_mut(i) {
                 *slot = records.next();
@@ -361,8 +380,7 @@ pub fn run_game_traced(
             // A press and the next one inside one clock report: the board
             // never showed the first presser's stopped display, only one that
             // ran since the second press (a second less, now and then).
-            let next_t = run
-                .presses
+            let next_t = presses
                 .iter()
                 .find(|p| p.t_ms > press.t_ms)
                 .map_or(u64::MAX, |p| p.t_ms);
@@ -383,7 +401,67 @@ pub fn run_game_traced(
             ));
         }
     }
-    out
+}
+
+/// Plays `games[i]` on board `i` of one bus line of DGT boards, with the
+/// project's own hands as `opts.hand` sets them (see
+/// [`crate::sim::simulate_bus`]), and reads the whole line back through one
+/// session in bus mode, as the daemon reads a daisy chain: an outcome per
+/// board. The reconstruction time is the whole line's, given to the first
+/// board; the board time is each game's.
+pub fn run_bus(games: &[&Game], opts: &SimOptions) -> Vec<Outcome> {
+    let owned: Vec<Game> = games.iter().map(|g| (*g).clone()).collect();
+    let run = crate::sim::simulate_bus(&owned, opts);
+    let settings = (opts.family.kept_settings)(&VirtualSpec {
+        seed: opts.seed,
+        ..opts.board.clone()
+    });
+    let session = Session::for_family(
+        opts.family,
+        1,
+        PortMode::Bus,
+        &settings,
+        TrackerConfig::default(),
+    )
+    .expect("a virtual board's kept settings suit its own codec");
+    let mut events = Vec::new();
+    let started = thread_cpu_time();
+    let mut driver = CaptureDriver::new(session);
+    for chunk in &run.chunks {
+        driver.chunk(chunk, &mut events);
+    }
+    driver.finish(
+        crate::session::replay::end_grace_ms(&TrackerConfig::default()),
+        &mut events,
+    );
+    let end = driver.last_t();
+    let reconstruction = thread_cpu_time().saturating_sub(started);
+    let frames = driver.session.stats().frames;
+    owned
+        .iter()
+        .enumerate()
+        .map(|(i, game)| {
+            let mut out = Outcome {
+                expected: game.uci_moves(),
+                board_time: Duration::from_millis(end),
+                reconstruction: if i == 0 {
+                    reconstruction
+                } else {
+                    Duration::ZERO
+                },
+                frames: if i == 0 { frames } else { 0 },
+                ..Outcome::default()
+            };
+            score(
+                &mut out,
+                events.clone(),
+                Some(u32::from(run.addresses[i])),
+                &run.pressed[i],
+                &run.presses[i],
+            );
+            out
+        })
+        .collect()
 }
 
 /// Plays `game` on the virtual board with the hands of `model`. The blind

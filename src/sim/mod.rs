@@ -251,6 +251,8 @@ pub struct BusSimRun {
     pub addresses: Vec<u16>,
     /// Board `i`'s clock's own record of each press that completed a move.
     pub presses: Vec<Vec<PressRecord>>,
+    /// Board `i`'s hands: whether each ply's press moved the lever.
+    pub pressed: Vec<Vec<bool>>,
 }
 
 /// Plays `games[i]` on board `i` of a virtual bus of `opts.family` (DGT) and
@@ -263,6 +265,7 @@ pub struct BusSimRun {
 pub fn simulate_bus(games: &[Game], opts: &SimOptions) -> BusSimRun {
     let mut pieces = Vec::with_capacity(games.len());
     let mut actions = Vec::new();
+    let mut pressed = Vec::with_capacity(games.len());
     for (i, game) in games.iter().enumerate() {
         let seed = opts.seed.wrapping_add(i as u64);
         let hand_cfg = HandConfig {
@@ -270,6 +273,7 @@ pub fn simulate_bus(games: &[Game], opts: &SimOptions) -> BusSimRun {
             ..opts.hand.clone()
         };
         let script = hand::play(&game.start, &game.moves, &hand_cfg);
+        pressed.push(script.pressed.clone());
         actions.extend(script.actions.into_iter().map(|a| (a.t_ms, i, a.action)));
         pieces.push(PhysicalBoard::from_board(
             game.start.board(),
@@ -302,5 +306,6 @@ pub fn simulate_bus(games: &[Game], opts: &SimOptions) -> BusSimRun {
         chunks,
         addresses,
         presses,
+        pressed,
     }
 }
