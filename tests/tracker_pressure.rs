@@ -879,3 +879,31 @@ fn a_frame_board_keeps_up_with_five_plies_between_two_clean_frames() {
         out.info_messages
     );
 }
+
+/// Chessnut (a frame every 200 ms, no clock), blind hands in time trouble: a
+/// repetition played fast, Bb5 Rd5 Bc4 Rd7, its last two plies inside one
+/// frame. The board is back on the position of four plies before, which is
+/// what pieces put back would show too; without a clock only noise on the
+/// way tells a takeback, and a flicker elsewhere on the board (an f7 pawn
+/// read empty a second before) made it a false 7.1 that withdrew a ply and
+/// lost the rest. Noise counts now only on the squares of the plies back to
+/// that position. Games 788, 239, 509, 1306.
+#[test]
+fn a_fast_repetition_with_a_flicker_elsewhere_is_play_not_a_takeback() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let trouble = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let wrong = inexact_on(
+        "chessnut",
+        &[
+            (788, trouble),
+            (239, trouble),
+            (509, trouble),
+            (1306, trouble),
+        ],
+    );
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -143,6 +143,10 @@ const CATCH_UP_BASES: usize = 4;
 /// Lines looked for from each of them (all the orders of a few plies).
 const CATCH_UP_LINES: usize = 8;
 
+/// Noisy pictures this close together count as one stretch of noise, whose
+/// squares are kept together (see [`Hyp::noisy_on_since`]).
+const NOISE_KEPT_MS: Millis = 3_000;
+
 /// How one ply of a hypothesis was pressed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mark {
@@ -190,6 +194,9 @@ pub struct Hyp {
     /// When a picture last needed noise other than a misread to be read this
     /// way (see [`Hyp::noisy_since`]).
     noise_t: Option<Millis>,
+    /// The squares those pictures showed changed from the reading's position,
+    /// gathered while noisy pictures came less than [`NOISE_KEPT_MS`] apart.
+    noise_sq: Bitboard,
 }
 
 impl Hyp {
@@ -207,6 +214,7 @@ impl Hyp {
             closed: 0,
             held_charged: 0,
             noise_t: None,
+            noise_sq: Bitboard::EMPTY,
         }
     }
 
@@ -255,6 +263,12 @@ impl Hyp {
     /// (a bishop read as a pawn while it is set down) is only the sensor.
     pub fn noisy_since(&self, t: Millis) -> bool {
         self.noise_t.is_some_and(|n| n >= t)
+    }
+
+    /// [`Hyp::noisy_since`], on one of `squares`: a flicker elsewhere on the
+    /// board says nothing about how these squares changed.
+    pub fn noisy_on_since(&self, t: Millis, squares: Bitboard) -> bool {
+        self.noisy_since(t) && self.noise_sq.intersects(squares)
     }
 
     /// Every square this reading takes as noise in `shown` is a misread.
@@ -678,6 +692,11 @@ impl Evidence {
         for h in &mut next {
             h.held_charged = 0;
             if h.noisy() && !h.misread_only(shown) {
+                let sq = diff(h.pos.board(), shown);
+                h.noise_sq = match h.noise_t {
+                    Some(n) if t.saturating_sub(n) < NOISE_KEPT_MS => h.noise_sq | sq,
+                    _ => sq,
+                };
                 h.noise_t = Some(t);
             }
             if let Some(due) = h.due {

@@ -18,7 +18,7 @@
 //!   [`UNDECIDED_MS`] the cheapest is published and the arbiters are told what
 //!   else it may have been.
 
-use shakmaty::{san::SanPlus, Move, Position, Square};
+use shakmaty::{san::SanPlus, Bitboard, Move, Position, Square};
 
 use super::evidence::{Evidence, Hyp};
 use super::{Resolution, Step, Tracker};
@@ -102,14 +102,28 @@ impl Tracker {
         let (moving, noisy) = (best.moving(), best.noisy());
         let k = self.verified_since_anchor().len();
         let shown = self.last_board.clone();
+        let game_moves = self.game.as_ref().map_or(&[][..], |g| &g.moves[..]);
+        let back = self.earlier_position_shown();
         let reading = self.published_reading(REFUTED).map(|h| {
             // Pieces put back are read as moves only with noise on the way
-            // (the last move undone first is out of turn); a repetition
-            // played without presses reads clean.
+            // (the last move undone first is out of turn), on the squares of
+            // the plies back to the earlier position the board shows; a
+            // repetition played without presses reads clean, and so does one
+            // with a flicker elsewhere on the board (a Chessnut frame with
+            // Bc4 and Rd7 both made, an f7 pawn read empty a second before).
+            let since_back = back.map_or(Bitboard::EMPTY, |b| {
+                game_moves[b.min(game_moves.len())..]
+                    .iter()
+                    .chain(&h.line[k.min(h.line.len())..])
+                    .fold(Bitboard::EMPTY, |acc, &m| acc | super::search::touched(m))
+            });
             let played = h.marks[k.min(h.marks.len())..]
                 .iter()
                 .any(|m| m.press.is_some())
-                || !h.noisy_since(self.last_change_t.saturating_sub(TAKEBACK_NOISE_MS));
+                || !h.noisy_on_since(
+                    self.last_change_t.saturating_sub(TAKEBACK_NOISE_MS),
+                    since_back,
+                );
             let noise = shown.as_ref().map_or(0, |b| h.noise_squares(b));
             (h.line.clone(), h.moving(), h.noisy(), played, noise)
         });
