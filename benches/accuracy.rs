@@ -18,7 +18,8 @@
 //! `SHOW_EVENTS=A-B` the tracker's events, `SHOW_HYPS=A-B` the readings the
 //! evidence engine holds after each report (cost, plies with `*` pressed and
 //! `+` forgotten, the candidates of the ply under way), and `setup=turned` or
-//! `setup=right` the game as that set-up plays it;
+//! `setup=right` the game as that set-up plays it (without `show`, that
+//! set-up's rows only);
 //! `family=NAME` plays on that family's virtual board (default `dgt`);
 //! `clock=off` unplugs the DGT board's clock (to compare with families that
 //! have none); `frame=MS` sets a frame-reporting board's period; `bus=N` puts
@@ -138,10 +139,60 @@ fn main() {
         .take(max)
         .collect();
 
-    if let Some(i) = args
+    let show = args
         .iter()
-        .find_map(|a| a.strip_prefix("show=")?.parse::<usize>().ok())
-    {
+        .find_map(|a| a.strip_prefix("show=")?.parse::<usize>().ok());
+    if let (Some(i), Some(n)) = (show, bus) {
+        // One board of a bus line in detail: the line it was played on, again.
+        let playable: Vec<usize> = (0..games.len())
+            .filter(|&i| start_number(games[i].1.start.board()).is_some())
+            .collect();
+        let Some(line) = playable.chunks(n).find(|l| l.contains(&i)) else {
+            eprintln!("show={i}: game {i} is not played on a bus (a set start position)");
+            std::process::exit(2);
+        };
+        let setup = match args.iter().find_map(|a| a.strip_prefix("setup=")) {
+            Some("turned") => Setup::Rotated,
+            Some("right") => Setup::ClockRight,
+            _ => Setup::Normal,
+        };
+        for hands in &conditions {
+            let mut opts = board(sim_options_for(setup, line[0] as u64, noise_on(), *hands));
+            opts.hand.start_ms = opts.hand.start_ms.max(BUS_START_MS);
+            let played: Vec<_> = line.iter().map(|&j| &games[j].1).collect();
+            let k = line.iter().position(|&j| j == i).expect("in the line");
+            let out = &run_bus(&played, &opts)[k];
+            println!(
+                "{} {hands:?} on a bus of {}: exact {}",
+                games[i].0,
+                line.len(),
+                out.is_exact()
+            );
+            println!("clk mismatches: {:?}", out.clk_mismatches);
+            println!("alerts: {:#?}", out.serious_alerts);
+            let from = out.first_difference().unwrap_or(1).saturating_sub(3);
+            println!(
+                "expected from ply {}: {:?}",
+                from + 1,
+                &out.expected[from..]
+            );
+            println!(
+                "verified from ply {}: {:?}",
+                from + 1,
+                &out.verified[from.min(out.verified.len())..]
+            );
+            if let Some((a, b)) = std::env::var("SHOW_EVENTS").ok().and_then(|w| {
+                let (a, b) = w.split_once('-')?;
+                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+            }) {
+                for e in out.events.iter().filter(|e| e.t_ms >= a && e.t_ms <= b) {
+                    println!("  event {:>8} ply {} {:?}", e.t_ms, e.ply, e.event);
+                }
+            }
+        }
+        return;
+    }
+    if let Some(i) = show {
         // One game in detail, for finding out why it is not exact.
         let (name, game, _) = &games[i];
         for hands in &conditions {
@@ -245,6 +296,15 @@ fn main() {
     let mut failures = Vec::new();
     let mut info_kinds = Vec::new();
     let noise = noise_on();
+    // `setup=normal|turned|right`: that set-up's row only.
+    let only_setup = args
+        .iter()
+        .find_map(|a| a.strip_prefix("setup="))
+        .map(|s| match s {
+            "turned" => Setup::Rotated,
+            "right" => Setup::ClockRight,
+            _ => Setup::Normal,
+        });
     for hands in &conditions {
         let label = format!(
             "{}, {}, {:.0} % forgotten",
@@ -252,7 +312,10 @@ fn main() {
             hands.pace.name(),
             hands.forget_press * 100.0
         );
-        for setup in Setup::ALL {
+        for setup in Setup::ALL
+            .into_iter()
+            .filter(|s| only_setup.is_none_or(|o| o == *s))
+        {
             let mut t = Tally::default();
             if let Some(n) = bus {
                 // Games whose start the board shows (a set position needs the
@@ -262,8 +325,7 @@ fn main() {
                     .collect();
                 for line in playable.chunks(n) {
                     let mut opts = board(sim_options_for(setup, line[0] as u64, noise, *hands));
-                    // The players sit down once the host has found the boards.
-                    opts.hand.start_ms = opts.hand.start_ms.max(3_000);
+                    opts.hand.start_ms = opts.hand.start_ms.max(BUS_START_MS);
                     let played: Vec<_> = line.iter().map(|&i| &games[i].1).collect();
                     for (&i, out) in line.iter().zip(run_bus(&played, &opts)) {
                         runs += 1;
@@ -345,6 +407,11 @@ fn main() {
         }
     }
 }
+
+/// When the players on a bus line start: once the host has found the boards
+/// and read their start positions (at 3 s, 22 of 1,938 boards had their first
+/// move made before the host read them).
+const BUS_START_MS: u64 = 10_000;
 
 fn noise_on() -> bool {
     std::env::var_os("NO_NOISE").is_none()

@@ -145,12 +145,19 @@ impl Tracker {
             });
         if mapped_by_start {
             if let (Some(side), Some(game)) = (reading.lever_high, self.game.as_ref()) {
-                // The running side is the player's whose move is not verified
-                // yet, or the opponent's if that player has pressed already.
+                // The running side is the first mover's, or the opponent's if
+                // the first mover has pressed already. Not the side to move in
+                // the verified line: a move verified before the clock's first
+                // report (a bus polls the clock every 2 s; the move read still
+                // before the press) was made, not pressed, and its mover's
+                // clock still runs. Mapped by the side to move, every [%clk]
+                // of the game was the opponent's and a false 7.5.1 followed
+                // (bus of 8, own hands at normal pace, 2-3 boards in 1,938).
+                let first_mover = game.history[0].turn();
                 let running_for = if pressed_since_start {
-                    !game.verified().turn()
+                    !first_mover
                 } else {
-                    game.verified().turn()
+                    first_mover
                 };
                 self.clock.white_side = Some(color_side(side, running_for));
                 self.clock.turn_started_t = Some(t_ms);
