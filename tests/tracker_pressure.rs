@@ -907,3 +907,45 @@ fn a_fast_repetition_with_a_flicker_elsewhere_is_play_not_a_takeback() {
     );
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Eight DGT boards on one bus line, the host polling each board's changes
+/// every 300 ms and its clock every 2 s, own hands at normal pace (games
+/// 896-903 of the bench's numbering, as `cargo bench --bench accuracy -- own
+/// quick bus=8 show=903` plays them). On board 903 White's first move was
+/// verified before the clock's first report, and the clock's sides were
+/// mapped by the side to move in the verified line: every [%clk] was the
+/// opponent's and a false 7.5.1 came 41 plies later. The running display is
+/// the first mover's unless he has pressed: the game is exact, and only the
+/// first move (verified before its press was read) lacks its clock.
+#[test]
+fn a_bus_board_whose_first_move_came_before_its_clock_maps_the_clock_right() {
+    use eboard_bridge::sim::accuracy::{run_bus, sim_options_for, Hands, Model, Pace, Setup};
+    use eboard_bridge::tracker::start_number;
+    use shakmaty::Position;
+    let games = bench_games();
+    let playable: Vec<usize> = (0..games.len())
+        .filter(|&i| start_number(games[i].1.start.board()).is_some())
+        .collect();
+    let line = playable
+        .chunks(8)
+        .find(|l| l.contains(&903))
+        .expect("903 is on a line");
+    let hands = Hands {
+        model: Model::Own,
+        pace: Pace::Normal,
+        forget_press: 0.0,
+    };
+    let mut opts = sim_options_for(Setup::Normal, line[0] as u64, true, hands);
+    opts.hand.start_ms = opts.hand.start_ms.max(10_000);
+    let played: Vec<_> = line.iter().map(|&i| &games[i].1).collect();
+    let outs = run_bus(&played, &opts);
+    let k = line.iter().position(|&i| i == 903).expect("on the line");
+    let out = &outs[k];
+    assert!(out.is_exact(), "{:?}", out.serious_alerts);
+    assert!(out.clk_checked > 30, "{} compared", out.clk_checked);
+    assert!(
+        out.clk_mismatches.iter().all(|m| m.starts_with("ply 1:")),
+        "{:?}",
+        out.clk_mismatches
+    );
+}
