@@ -68,6 +68,12 @@ const LATE_PRESS_AFTER_REPLY_MS: Millis = 1_200;
 /// ...but never longer than this after the reply was first seen.
 const LATE_PRESS_WAIT_MOST_MS: Millis = 5_000;
 
+/// While the reply is only under way (its piece in the hand), the wait lasts
+/// this long after it began: players hover with a piece for seconds (own
+/// hands at normal pace: a rook held 6.9 s, the late press 0.4 s after it
+/// landed).
+const LATE_PRESS_WHILE_HELD_MS: Millis = 10_000;
+
 /// A picture at least this old when the clock is pressed shows a move complete:
 /// longer than one board scan (200–250 ms).
 const STILL_BEFORE_PRESS_MS: Millis = 300;
@@ -293,7 +299,7 @@ impl Tracker {
         // after it landed. Verified before, a3 carried the running clock, 28 s
         // short of the increment the press added.
         let after_reply = if n < 2 {
-            since + LATE_PRESS_WAIT_MOST_MS
+            since + LATE_PRESS_WHILE_HELD_MS
         } else {
             (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + LATE_PRESS_WAIT_MOST_MS)
         };
