@@ -301,7 +301,16 @@ impl Tracker {
         let after_reply = if n < 2 {
             since + LATE_PRESS_WHILE_HELD_MS
         } else {
-            (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + LATE_PRESS_WAIT_MOST_MS)
+            // Complete now: as long again as after any reply, even if it
+            // was held longer than the bound (a pawn held 7 s, the press
+            // 0.4 s after it landed).
+            let held = t.saturating_sub(since) > LATE_PRESS_WAIT_MOST_MS;
+            let most = if held {
+                LATE_PRESS_WHILE_HELD_MS + LATE_PRESS_AFTER_REPLY_MS
+            } else {
+                LATE_PRESS_WAIT_MOST_MS
+            };
+            (self.last_change_t + LATE_PRESS_AFTER_REPLY_MS).min(since + most)
         };
         t < (since + self.config.late_press_ms).max(after_reply)
     }
