@@ -137,8 +137,8 @@ const JUMP_PER_MS: Millis = 1000;
 /// is looked for this many plies at most past the last picture one did
 /// (see [`Evidence::catch_up`]).
 const CATCH_UP_PLIES: usize = 6;
-/// Readings at rest kept from the last picture read without noise, for a
-/// catch-up to start from.
+/// Readings kept from the last picture read without noise (the ply under
+/// way left out), for a catch-up to start from.
 const CATCH_UP_BASES: usize = 4;
 /// Lines looked for from each of them (all the orders of a few plies).
 const CATCH_UP_LINES: usize = 8;
@@ -1724,7 +1724,7 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
         };
-        // The queen d8-a5-c7-d8 around a pawn move.
+        // The queen d8-d7-a4 and back to d7.
         assert!(revisits(&line(&[
             "d2d4", "d7d6", "c1g5", "d8d7", "g5h4", "d7a4", "b1c3", "a4d7"
         ])));
