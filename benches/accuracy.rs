@@ -170,25 +170,7 @@ fn main() {
             );
             println!("clk mismatches: {:?}", out.clk_mismatches);
             println!("alerts: {:#?}", out.serious_alerts);
-            let from = out.first_difference().unwrap_or(1).saturating_sub(3);
-            println!(
-                "expected from ply {}: {:?}",
-                from + 1,
-                &out.expected[from..]
-            );
-            println!(
-                "verified from ply {}: {:?}",
-                from + 1,
-                &out.verified[from.min(out.verified.len())..]
-            );
-            if let Some((a, b)) = std::env::var("SHOW_EVENTS").ok().and_then(|w| {
-                let (a, b) = w.split_once('-')?;
-                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
-            }) {
-                for e in out.events.iter().filter(|e| e.t_ms >= a && e.t_ms <= b) {
-                    println!("  event {:>8} ply {} {:?}", e.t_ms, e.ply, e.event);
-                }
-            }
+            print_difference(out);
         }
         return;
     }
@@ -204,12 +186,8 @@ fn main() {
             };
             let opts = board(sim_options_for(setup, i as u64, noise_on(), *hands));
             // SHOW_HYPS=A-B: the engine's readings after each report between A and B ms.
-            let window = std::env::var("SHOW_HYPS").ok().and_then(|w| {
-                let (a, b) = w.split_once('-')?;
-                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
-            });
-            let out =
-                eboard_bridge::sim::accuracy::run_game_traced(game, &opts, hands.model, window);
+            let hyps = window("SHOW_HYPS");
+            let out = eboard_bridge::sim::accuracy::run_game_traced(game, &opts, hands.model, hyps);
             println!("{name} {hands:?}: exact {}", out.is_exact());
             for line in &out.trace {
                 println!("{line}");
@@ -223,26 +201,9 @@ fn main() {
             );
             let run = eboard_bridge::sim::accuracy::simulate_as(game, &opts, hands.model);
             let from = out.first_difference().unwrap_or(1).saturating_sub(3);
-            println!(
-                "expected from ply {}: {:?}",
-                from + 1,
-                &out.expected[from..]
-            );
-            println!(
-                "verified from ply {}: {:?}",
-                from + 1,
-                &out.verified[from.min(out.verified.len())..]
-            );
             println!("alerts: {:#?}", out.serious_alerts);
             println!("info: {:#?}", out.info_messages);
-            if let Some((a, b)) = std::env::var("SHOW_EVENTS").ok().and_then(|w| {
-                let (a, b) = w.split_once('-')?;
-                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
-            }) {
-                for e in out.events.iter().filter(|e| e.t_ms >= a && e.t_ms <= b) {
-                    println!("  event {:>8} ply {} {:?}", e.t_ms, e.ply, e.event);
-                }
-            }
+            print_difference(&out);
             let t0 = run
                 .script
                 .made_at
@@ -256,11 +217,8 @@ fn main() {
                 );
             }
             // SHOW_T=A-B prints the hands' actions between A and B ms instead.
-            let window = std::env::var("SHOW_T").ok().and_then(|w| {
-                let (a, b) = w.split_once('-')?;
-                Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
-            });
-            let (from_t, to_t, most) = match window {
+            let acts = window("SHOW_T");
+            let (from_t, to_t, most) = match acts {
                 Some((a, b)) => (a, b, usize::MAX),
                 None => (t0, u64::MAX, 60),
             };
@@ -404,6 +362,34 @@ fn main() {
         };
         for f in failures.iter().take(listed) {
             println!("  {f}");
+        }
+    }
+}
+
+/// `VAR=A-B` in the environment: a window of board time, in ms.
+fn window(var: &str) -> Option<(u64, u64)> {
+    let w = std::env::var(var).ok()?;
+    let (a, b) = w.split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Where the published line first differs from the source, both from a few
+/// plies before; with `SHOW_EVENTS=A-B`, the session's events in that window.
+fn print_difference(out: &Outcome) {
+    let from = out.first_difference().unwrap_or(1).saturating_sub(3);
+    println!(
+        "expected from ply {}: {:?}",
+        from + 1,
+        &out.expected[from..]
+    );
+    println!(
+        "verified from ply {}: {:?}",
+        from + 1,
+        &out.verified[from.min(out.verified.len())..]
+    );
+    if let Some((a, b)) = window("SHOW_EVENTS") {
+        for e in out.events.iter().filter(|e| e.t_ms >= a && e.t_ms <= b) {
+            println!("  event {:>8} ply {} {:?}", e.t_ms, e.ply, e.event);
         }
     }
 }

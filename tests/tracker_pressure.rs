@@ -731,14 +731,24 @@ fn a_press_read_after_the_reply_still_times_the_move() {
 /// The games of `cases` (bench numbering, set-up normal, sensor noise on),
 /// each played by its hands on `family`'s virtual board, that are not read
 /// exactly (a wrong ply, a retraction or a warning), in words.
-fn inexact_on(family: &str, cases: &[(usize, eboard_bridge::sim::accuracy::Hands)]) -> Vec<String> {
+/// Bench game `i` played by `hands` on `family`'s virtual board, set-up
+/// normal, read back as the daemon reads it.
+fn played_on(
+    family: &str,
+    i: usize,
+    hands: eboard_bridge::sim::accuracy::Hands,
+) -> eboard_bridge::sim::accuracy::Outcome {
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Setup};
     let games = bench_games();
+    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+    opts.family = eboard_protocols::family(family).expect("registered");
+    run_game_as(&games[i].1, &opts, hands.model)
+}
+
+fn inexact_on(family: &str, cases: &[(usize, eboard_bridge::sim::accuracy::Hands)]) -> Vec<String> {
     let mut wrong = Vec::new();
     for &(i, hands) in cases {
-        let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
-        opts.family = eboard_protocols::family(family).expect("registered");
-        let out = run_game_as(&games[i].1, &opts, hands.model);
+        let out = played_on(family, i, hands);
         if !out.is_exact() {
             wrong.push(format!(
                 "game {i}: first difference at ply {:?}, {} retractions, alerts {:?}",
@@ -820,17 +830,13 @@ fn frame_boards_read_slow_frames_and_fast_hands() {
 /// seconds: no move was published after ply 129 and a false 7.4 stood.
 #[test]
 fn a_reading_published_as_uncertain_is_corrected_when_the_next_move_decides() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let games = bench_games();
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
     let hands = Hands {
         model: Model::Own,
         pace: Pace::Normal,
         forget_press: 0.0,
     };
-    let i = 306;
-    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
-    opts.family = eboard_protocols::family("certabo").expect("registered");
-    let out = run_game_as(&games[i].1, &opts, Model::Own);
+    let out = played_on("certabo", 306, hands);
     assert_eq!(out.verified, out.expected, "{:?}", out.serious_alerts);
     assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
     assert_eq!(out.retractions, 1);
@@ -853,17 +859,13 @@ fn a_reading_published_as_uncertain_is_corrected_when_the_next_move_decides() {
 /// may differ there, and the arbiters get an 8.4 note naming the readings.
 #[test]
 fn a_frame_board_keeps_up_with_five_plies_between_two_clean_frames() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let games = bench_games();
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
     let hands = Hands {
         model: Model::Blind,
         pace: Pace::TimeTrouble,
         forget_press: 0.02,
     };
-    let i = 29;
-    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
-    opts.family = eboard_protocols::family("certabo").expect("registered");
-    let out = run_game_as(&games[i].1, &opts, Model::Blind);
+    let out = played_on("certabo", 29, hands);
     assert_eq!(
         out.verified.len(),
         out.expected.len(),
