@@ -103,7 +103,6 @@ impl Tracker {
         let k = self.verified_since_anchor().len();
         let shown = self.last_board.clone();
         let game_moves = self.game.as_ref().map_or(&[][..], |g| &g.moves[..]);
-        let back = self.earlier_position_shown();
         let reading = self.published_reading(REFUTED).map(|h| {
             // Pieces put back are read as moves only with noise on the way
             // (the last move undone first is out of turn), on the squares of
@@ -111,19 +110,19 @@ impl Tracker {
             // repetition played without presses reads clean, and so does one
             // with a flicker elsewhere on the board (a Chessnut frame with
             // Bc4 and Rd7 both made, an f7 pawn read empty a second before).
-            let since_back = back.map_or(Bitboard::EMPTY, |b| {
-                game_moves[b.min(game_moves.len())..]
-                    .iter()
-                    .chain(&h.line[k.min(h.line.len())..])
-                    .fold(Bitboard::EMPTY, |acc, &m| acc | super::search::touched(m))
-            });
+            // The game's history is searched only when there was noise.
+            let noise_since = self.last_change_t.saturating_sub(TAKEBACK_NOISE_MS);
             let played = h.marks[k.min(h.marks.len())..]
                 .iter()
                 .any(|m| m.press.is_some())
-                || !h.noisy_on_since(
-                    self.last_change_t.saturating_sub(TAKEBACK_NOISE_MS),
-                    since_back,
-                );
+                || !h.noisy_since(noise_since)
+                || self.earlier_position_shown().is_none_or(|b| {
+                    let since_back = game_moves[b.min(game_moves.len())..]
+                        .iter()
+                        .chain(&h.line[k.min(h.line.len())..])
+                        .fold(Bitboard::EMPTY, |acc, &m| acc | super::search::touched(m));
+                    !h.noisy_on_since(noise_since, since_back)
+                });
             let noise = shown.as_ref().map_or(0, |b| h.noise_squares(b));
             (h.line.clone(), h.moving(), h.noisy(), played, noise)
         });
