@@ -1388,18 +1388,25 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, jumps: usize, out:
             done.cost += c.extra + landing;
             complete(&mut done, c.mv, h.active_press);
             from_rest(&done, shown, fresh, jumps - 1, true, out);
-        } else if let Some(sq) = landing_moved_on(c.mv, before, shown, fresh) {
-            let mut done = h.clone();
-            done.active.clear();
-            done.cost += c.extra + UNSEEN_LANDING + MOVED_ON_UNSEEN;
-            complete(&mut done, c.mv, h.active_press);
-            moved_on(&done, sq, shown, fresh, jumps - 1, out);
-        } else if let Some(sq) = landing_taken(c.mv, before, shown, fresh) {
-            let mut done = h.clone();
-            done.active.clear();
-            done.cost += c.extra + UNSEEN_LANDING + TAKEN_UNSEEN;
-            complete(&mut done, c.mv, h.active_press);
-            taken_on(&done, sq, shown, fresh, out);
+        } else {
+            // Landed unseen and lifted again at once: by its player's next
+            // move, or by the opponent's capture. Both may fit one picture
+            // (the capturing queen put down on a square it crosses reads as
+            // a reply made), and only later pictures tell them apart.
+            if let Some(sq) = landing_moved_on(c.mv, before, shown, fresh) {
+                let mut done = h.clone();
+                done.active.clear();
+                done.cost += c.extra + UNSEEN_LANDING + MOVED_ON_UNSEEN;
+                complete(&mut done, c.mv, h.active_press);
+                moved_on(&done, sq, shown, fresh, jumps - 1, out);
+            }
+            if let Some(sq) = landing_taken(c.mv, before, shown, fresh) {
+                let mut done = h.clone();
+                done.active.clear();
+                done.cost += c.extra + UNSEEN_LANDING + TAKEN_UNSEEN;
+                complete(&mut done, c.mv, h.active_press);
+                taken_on(&done, sq, shown, fresh, out);
+            }
         }
     }
     prune_candidates(&mut going);
@@ -1478,15 +1485,16 @@ fn from_rest(
         // How the move may have completed: landed where it was seen (or
         // seen changed), or landed unseen and was lifted again at once by
         // its player's next move or by the opponent's capture.
-        let landing = match landing_cost(&e, m, before, shown) {
-            Some(cost) => Some((cost, None)),
-            None => match landing_moved_on(m, before, shown, fresh) {
-                Some(sq) => Some((UNSEEN_LANDING + MOVED_ON_UNSEEN, Some((sq, false)))),
-                None => landing_taken(m, before, shown, fresh)
+        let landings = match landing_cost(&e, m, before, shown) {
+            Some(cost) => [Some((cost, None)), None],
+            None => [
+                landing_moved_on(m, before, shown, fresh)
+                    .map(|sq| (UNSEEN_LANDING + MOVED_ON_UNSEEN, Some((sq, false)))),
+                landing_taken(m, before, shown, fresh)
                     .map(|sq| (UNSEEN_LANDING + TAKEN_UNSEEN, Some((sq, true)))),
-            },
+            ],
         };
-        if let Some((cost, lifted_again)) = landing {
+        for (cost, lifted_again) in landings.into_iter().flatten() {
             let mut done = h.clone();
             let press = done.early.take().map(|(p, _)| p);
             complete(&mut done, m, press);
@@ -1784,6 +1792,29 @@ mod tests {
         h.place("e2", 'k', 6);
         h.press(Color::Black, 240);
         assert_eq!(h.agreed(), ["h3h7", "e7h7", "f3e2"]);
+    }
+
+    #[test]
+    fn a_piece_taken_unseen_by_a_piece_put_down_on_its_way_is_a_move_then_the_capture() {
+        // Time trouble (blind hand model, game 117): Black presses with his
+        // queen in the hand and lets go of it on a5; White takes it at once,
+        // his queen put down on b4 on the way from d2. No scan sees the black
+        // queen on a5, and the scan that sees d2 empty sees a white queen on
+        // b4: that also reads as Qb4 made, the black queen to move on from a5.
+        // Read only so, the line became Qb6 Qb4 Qa5 Qxa5 (two plies too many).
+        let pos = fen("3q2k1/5ppp/8/8/8/8/3Q1PPP/6K1 b - - 0 30");
+        let mut h = Hands::new(&pos);
+        h.press(Color::Black, 100);
+        h.lift("d8", 40);
+        h.lift("d2", 250);
+        h.place("b4", 'Q', 6);
+        h.lift("b4", 202);
+        h.place("a5", 'Q', 6);
+        h.press(Color::White, 23);
+        h.lift("g8", 600);
+        h.place("h8", 'k', 120);
+        h.press(Color::Black, 100);
+        assert_eq!(h.agreed(), ["d8a5", "d2a5", "g8h8"]);
     }
 
     #[test]
