@@ -306,7 +306,11 @@ impl Tracker {
     /// the mover's count of completed illegal moves and the penalty the Laws
     /// suggest. `None` while an alert for the same illegal move is still open (the
     /// player pressed again on the uncorrected position: still one illegal move).
-    pub(super) fn illegal_press_alert(&mut self, board: Option<&Board>) -> Option<TrackerEvent> {
+    pub(super) fn illegal_press_alert(
+        &mut self,
+        board: Option<&Board>,
+        presser: Option<Color>,
+    ) -> Option<TrackerEvent> {
         let game = self.game.as_ref()?;
         let open = |kind: AlertKind| {
             self.alerts
@@ -317,7 +321,13 @@ impl Tracker {
         if open(AlertKind::IllegalMove) || open(AlertKind::IrregularPosition) {
             return None;
         }
-        let tip = game.tip().clone();
+        // The position the presser moved from: before his own move, if the
+        // line already holds it unverified (the press is what it waited for).
+        let n = game.pending.len();
+        let tip = match presser {
+            Some(c) if n > 0 && game.tip().turn() != c => game.pos_at(n - 1).clone(),
+            _ => game.tip().clone(),
+        };
         if let Some(alert) = board.and_then(|b| irregular_alert(&tip, b)) {
             return Some(alert);
         }

@@ -873,7 +873,7 @@ impl Tracker {
                 {
                     if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
                         press.alerted = true;
-                        out.extend(self.illegal_press_alert(board.as_ref()));
+                        out.extend(self.illegal_press_alert(board.as_ref(), presser));
                         self.current.unexplained_alerted = true;
                         return;
                     }
