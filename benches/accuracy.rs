@@ -253,6 +253,7 @@ fn main() {
     let mut runs = 0usize;
     let mut failures = Vec::new();
     let mut info_kinds = Vec::new();
+    let mut named = Vec::new();
     let noise = noise_on();
     // `setup=normal|turned|right`: that set-up's row only.
     let only_setup = args
@@ -289,10 +290,11 @@ fn main() {
                         runs += 1;
                         board_time += out.board_time;
                         busy += out.reconstruction;
-                        let (name, _, expected) = &games[i];
+                        let (name, game, expected) = &games[i];
                         let wanted: Vec<_> = expected.iter().copied().collect();
                         t.add(
                             &out,
+                            &game.start,
                             &wanted,
                             &format!("{name} (show={i}) [{label}, {}, bus]", setup.name()),
                         );
@@ -312,6 +314,7 @@ fn main() {
                 let wanted: Vec<_> = expected.iter().copied().collect();
                 t.add(
                     &out,
+                    &game.start,
                     &wanted,
                     &format!("{name} (show={i}) [{label}, {}]", setup.name()),
                 );
@@ -333,11 +336,24 @@ fn main() {
             );
             failures.append(&mut t.failures);
             info_kinds.push(format!("{label} [{}]: {:?}", setup.name(), t.info_kinds));
+            named.push(format!(
+                "{label} [{}]: {} of {}",
+                setup.name(),
+                t.named,
+                t.games - t.exact
+            ));
         }
     }
     println!();
     println!("info alerts by kind:");
     for line in &info_kinds {
+        println!("  {line}");
+    }
+    println!();
+    println!(
+        "games not exact whose first wrong ply an 8.4 note named, the moves played among its readings:"
+    );
+    for line in &named {
         println!("  {line}");
     }
     let hours = board_time.as_secs_f64() / 3600.0;
@@ -418,6 +434,9 @@ struct Tally {
     clk_exact: usize,
     clk_checked: usize,
     results_right: usize,
+    /// Games not exact whose first wrong ply an 8.4 note named, with the
+    /// moves played among its readings.
+    named: usize,
     failures: Vec<String>,
 }
 
@@ -425,6 +444,7 @@ impl Tally {
     fn add(
         &mut self,
         out: &Outcome,
+        start: &shakmaty::Chess,
         wanted: &[(eboard_bridge::events::GameResult, &str, u32)],
         name: &str,
     ) {
@@ -458,15 +478,22 @@ impl Tally {
                 out.clk_mismatches
             ));
         }
+        let named = !out.is_exact() && out.named_uncertain(start);
+        self.named += usize::from(named);
         if out.is_exact() {
             self.exact += 1;
         } else {
             self.failures.push(format!(
-                "{name}: first difference at ply {:?} of {}, {} published, {} retractions, alerts {:?}",
+                "{name}: first difference at ply {:?} of {}, {} published, {} retractions{}, alerts {:?}",
                 out.first_difference(),
                 out.expected.len(),
                 out.verified.len(),
                 out.retractions,
+                if named {
+                    ", the moves played named in an 8.4 note"
+                } else {
+                    ""
+                },
                 out.serious_alerts.iter().take(3).collect::<Vec<_>>()
             ));
         }

@@ -91,6 +91,45 @@ impl Outcome {
         self.verified == self.expected && self.retractions == 0 && self.serious_alerts.is_empty()
     }
 
+    /// Whether the first ply published wrong was named to the arbiters as
+    /// uncertain: an 8.4 note whose readings include the moves played there
+    /// (the board's reports fit both, and the note says which were recorded).
+    /// `start`: the game's start position, to write the moves played in SAN
+    /// as the note does.
+    pub fn named_uncertain(&self, start: &shakmaty::Chess) -> bool {
+        let Some(first) = self.first_difference() else {
+            return false;
+        };
+        let mut pos = start.clone();
+        let mut played = Vec::with_capacity(self.expected.len());
+        for uci in &self.expected {
+            let Some(m) = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .ok()
+                .and_then(|u| u.to_move(&pos).ok())
+            else {
+                break;
+            };
+            played.push(
+                shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string(),
+            );
+        }
+        self.info_messages
+            .iter()
+            .filter(|m| m.contains("moves_uncertain"))
+            .filter_map(|m| m.split_once(" fit ")?.1.split_once(": the pieces"))
+            .flat_map(|(lines, _)| lines.split(" as well as ").flat_map(|l| l.split(" or ")))
+            .any(|line| {
+                let alt: Vec<&str> = line.split(' ').collect();
+                (0..first).any(|k| {
+                    first <= k + alt.len()
+                        && played
+                            .get(k..k + alt.len())
+                            .is_some_and(|w| w.iter().zip(&alt).all(|(a, b)| a == b))
+                })
+            })
+    }
+
     /// The first ply (1-based) where the published moves differ from the source.
     pub fn first_difference(&self) -> Option<usize> {
         let n = self
@@ -564,4 +603,45 @@ fn thread_cpu_time() -> Duration {
         return Duration::ZERO;
     }
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1. e4 a6 2. e5 f5 3. exf6 e.p. Nxf6, published with f6 for f5: the
+    /// board never showed where the black pawn went (b5 axb6 read for b6
+    /// axb6, as the bench's blind hands made it in time trouble).
+    fn outcome(note: &str) -> Outcome {
+        let uci = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        Outcome {
+            expected: uci("e2e4 a7a6 e4e5 f7f5 e5f6 g8f6"),
+            verified: uci("e2e4 a7a6 e4e5 f7f6 e5f6 g8f6"),
+            info_messages: vec![note.to_string()],
+            ..Outcome::default()
+        }
+    }
+
+    #[test]
+    fn a_wrong_ply_is_named_only_by_a_note_whose_readings_hold_the_moves_played() {
+        let start = shakmaty::Chess::default();
+        let named = outcome(
+            "ply 5 t=9000ms moves_uncertain: The board's reports fit f6 exf6 Nxf6 as well as \
+             f5 exf6 Nxf6: the pieces were never seen in between. f6 is recorded; check the \
+             scoresheets if it matters.",
+        );
+        assert_eq!(named.first_difference(), Some(4));
+        assert!(named.named_uncertain(&start));
+        let other = outcome(
+            "ply 5 t=9000ms moves_uncertain: The board's reports fit f6 exf6 Nxf6 as well as \
+             Nh6 exf6: the pieces were never seen in between. f6 is recorded; check the \
+             scoresheets if it matters.",
+        );
+        assert!(!other.named_uncertain(&start));
+        let exact = Outcome {
+            verified: named.expected.clone(),
+            ..named.clone()
+        };
+        assert!(!exact.named_uncertain(&start));
+    }
 }
