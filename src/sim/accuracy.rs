@@ -609,9 +609,9 @@ fn thread_cpu_time() -> Duration {
 mod tests {
     use super::*;
 
-    /// 1. e4 a6 2. e5 f5 3. exf6 e.p. Nxf6, published with f6 for f5: the
-    /// board never showed where the black pawn went (b5 axb6 read for b6
-    /// axb6, as the bench's blind hands made it in time trouble).
+    /// The game e4 a6 e5 f5 exf6 (en passant) Nxf6, published with f6 for
+    /// f5: the board never showed where the black pawn went, as with b5
+    /// axb6 read for b6 axb6 in the bench's blind time trouble.
     fn outcome(note: &str) -> Outcome {
         let uci = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
         Outcome {
