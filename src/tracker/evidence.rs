@@ -687,7 +687,15 @@ impl Evidence {
             None => Bitboard::FULL,
         };
         for h in from {
-            expand(h, t, shown, fresh, jumps, &mut next);
+            expand(
+                h,
+                t,
+                shown,
+                fresh,
+                jumps,
+                self.max_jump > MAX_JUMP,
+                &mut next,
+            );
         }
         for h in &mut next {
             h.held_charged = 0;
@@ -1291,11 +1299,12 @@ fn moved_on(
     shown: &Board,
     fresh: Bitboard,
     jumps: usize,
+    sparse: bool,
     out: &mut Vec<Hyp>,
 ) {
     let k = done.line.len();
     let mut next = Vec::new();
-    from_rest(done, shown, fresh, jumps, true, &mut next);
+    from_rest(done, shown, fresh, jumps, true, sparse, &mut next);
     for mut x in next {
         if x.line.get(k + 1).is_some_and(|m| m.from() == Some(sq)) {
             out.push(x);
@@ -1338,10 +1347,17 @@ fn landing_taken(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Opt
 /// `done` (its last move landed on `sq` unseen) goes on only where the
 /// opponent's reply under way captures on `sq`: else the piece would stand
 /// there, and the picture shows it does not.
-fn taken_on(done: &Hyp, sq: Square, shown: &Board, fresh: Bitboard, out: &mut Vec<Hyp>) {
+fn taken_on(
+    done: &Hyp,
+    sq: Square,
+    shown: &Board,
+    fresh: Bitboard,
+    sparse: bool,
+    out: &mut Vec<Hyp>,
+) {
     let k = done.line.len();
     let mut next = Vec::new();
-    from_rest(done, shown, fresh, 0, true, &mut next);
+    from_rest(done, shown, fresh, 0, true, sparse, &mut next);
     for mut x in next {
         if x.line.len() == k {
             x.active
@@ -1363,10 +1379,19 @@ fn prune_candidates(cands: &mut Vec<Cand>) {
     }
 }
 
-/// Every way `h` goes on to explain `shown`, completing at most `jumps` plies.
-fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, jumps: usize, out: &mut Vec<Hyp>) {
+/// Every way `h` goes on to explain `shown`, completing at most `jumps` plies;
+/// `sparse`: pictures come a second apart or more (see [`unseen_landings`]).
+fn expand(
+    h: &Hyp,
+    t: Millis,
+    shown: &Board,
+    fresh: Bitboard,
+    jumps: usize,
+    sparse: bool,
+    out: &mut Vec<Hyp>,
+) {
     if h.active.is_empty() {
-        from_rest(h, shown, fresh, jumps, false, out);
+        from_rest(h, shown, fresh, jumps, false, sparse, out);
         return;
     }
     let before = h.pos.board();
@@ -1387,25 +1412,18 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, jumps: usize, out:
             done.active.clear();
             done.cost += c.extra + landing;
             complete(&mut done, c.mv, h.active_press);
-            from_rest(&done, shown, fresh, jumps - 1, true, out);
+            from_rest(&done, shown, fresh, jumps - 1, true, sparse, out);
         } else {
-            // Landed unseen and lifted again at once: by its player's next
-            // move, or by the opponent's capture. Both may fit one picture
-            // (the capturing queen put down on a square it crosses reads as
-            // a reply made), and only later pictures tell them apart.
-            if let Some(sq) = landing_moved_on(c.mv, before, shown, fresh) {
+            for (cost, (sq, taken)) in unseen_landings(c.mv, before, shown, fresh, sparse) {
                 let mut done = h.clone();
                 done.active.clear();
-                done.cost += c.extra + UNSEEN_LANDING + MOVED_ON_UNSEEN;
+                done.cost += c.extra + cost;
                 complete(&mut done, c.mv, h.active_press);
-                moved_on(&done, sq, shown, fresh, jumps - 1, out);
-            }
-            if let Some(sq) = landing_taken(c.mv, before, shown, fresh) {
-                let mut done = h.clone();
-                done.active.clear();
-                done.cost += c.extra + UNSEEN_LANDING + TAKEN_UNSEEN;
-                complete(&mut done, c.mv, h.active_press);
-                taken_on(&done, sq, shown, fresh, out);
+                if taken {
+                    taken_on(&done, sq, shown, fresh, sparse, out);
+                } else {
+                    moved_on(&done, sq, shown, fresh, jumps - 1, sparse, out);
+                }
             }
         }
     }
@@ -1432,6 +1450,36 @@ fn expand(h: &Hyp, t: Millis, shown: &Board, fresh: Bitboard, jumps: usize, out:
     }
 }
 
+/// How `m` may have landed unseen and been lifted again at once, with the
+/// cost and the square it stood on: by its player's next move (`false`), or
+/// by the opponent's capture (`true`). On a board that reports every change
+/// both may fit one picture (a queen let go of on a5 and taken at once by
+/// the white queen, put down on b4 on its way from d2, also reads as Qb4
+/// made with the black queen to move on from a5), and later scans tell them
+/// apart; so do a Chessnut's frames, 200 ms apart. Pictures a second apart
+/// (Certabo) are too sparse for that: trying both there published tempo
+/// lines at normal pace (Rd2 Rd5 Rd4 Rd8 Rxd8 for Rxd8), so the first that
+/// fits is kept.
+fn unseen_landings(
+    m: Move,
+    before: &Board,
+    shown: &Board,
+    fresh: Bitboard,
+    sparse: bool,
+) -> Vec<(u32, (Square, bool))> {
+    let mut found = Vec::new();
+    if let Some(sq) = landing_moved_on(m, before, shown, fresh) {
+        found.push((UNSEEN_LANDING + MOVED_ON_UNSEEN, (sq, false)));
+        if sparse {
+            return found;
+        }
+    }
+    if let Some(sq) = landing_taken(m, before, shown, fresh) {
+        found.push((UNSEEN_LANDING + TAKEN_UNSEEN, (sq, true)));
+    }
+    found
+}
+
 /// Appends the completed move `m` (with the press it had) to `h`'s line.
 fn complete(h: &mut Hyp, m: Move, press: Option<u32>) {
     h.pos.play_unchecked(m);
@@ -1453,6 +1501,7 @@ fn from_rest(
     fresh: Bitboard,
     jumps: usize,
     later: bool,
+    sparse: bool,
     out: &mut Vec<Hyp>,
 ) {
     let before = h.pos.board();
@@ -1486,15 +1535,13 @@ fn from_rest(
         // seen changed), or landed unseen and was lifted again at once by
         // its player's next move or by the opponent's capture.
         let landings = match landing_cost(&e, m, before, shown) {
-            Some(cost) => [Some((cost, None)), None],
-            None => [
-                landing_moved_on(m, before, shown, fresh)
-                    .map(|sq| (UNSEEN_LANDING + MOVED_ON_UNSEEN, Some((sq, false)))),
-                landing_taken(m, before, shown, fresh)
-                    .map(|sq| (UNSEEN_LANDING + TAKEN_UNSEEN, Some((sq, true)))),
-            ],
+            Some(cost) => vec![(cost, None)],
+            None => unseen_landings(m, before, shown, fresh, sparse)
+                .into_iter()
+                .map(|(cost, again)| (cost, Some(again)))
+                .collect(),
         };
-        for (cost, lifted_again) in landings.into_iter().flatten() {
+        for (cost, lifted_again) in landings {
             let mut done = h.clone();
             let press = done.early.take().map(|(p, _)| p);
             complete(&mut done, m, press);
@@ -1503,9 +1550,9 @@ fn from_rest(
                 done.cost += SECOND_UNSEEN;
             }
             match lifted_again {
-                Some((sq, false)) => moved_on(&done, sq, shown, fresh, jumps - 1, out),
-                Some((sq, true)) => taken_on(&done, sq, shown, fresh, out),
-                None => from_rest(&done, shown, fresh, jumps - 1, true, out),
+                Some((sq, false)) => moved_on(&done, sq, shown, fresh, jumps - 1, sparse, out),
+                Some((sq, true)) => taken_on(&done, sq, shown, fresh, sparse, out),
+                None => from_rest(&done, shown, fresh, jumps - 1, true, sparse, out),
             }
         }
     }
