@@ -403,6 +403,8 @@ pub struct Evidence {
     max_jump: usize,
     /// The board sends frames: a frame may hold more plies than `max_jump`.
     frames: bool,
+    /// Its frame period (0: it reports every change).
+    period: Millis,
     /// The readings of the last picture the best reading explained without
     /// noise, the ply under way left out (frame boards only).
     clean: Vec<Hyp>,
@@ -423,6 +425,7 @@ impl Evidence {
             clocked: true,
             max_jump: MAX_JUMP,
             frames: false,
+            period: 0,
             clean: Vec::new(),
         }
     }
@@ -451,6 +454,7 @@ impl Evidence {
     pub fn set_frame_period(&mut self, period_ms: Option<Millis>) {
         self.max_jump = MAX_JUMP + period_ms.map_or(0, |p| (p / JUMP_PER_MS) as usize);
         self.frames = period_ms.is_some();
+        self.period = period_ms.unwrap_or(0);
     }
 
     /// Every reading held, cheapest first, in words: its cost, its plies in
@@ -515,11 +519,13 @@ impl Evidence {
             for &m in moves {
                 pos.play_unchecked(m);
             }
-            let (clocked, max_jump, frames) = (self.clocked, self.max_jump, self.frames);
+            let (clocked, max_jump, frames, period) =
+                (self.clocked, self.max_jump, self.frames, self.period);
             *self = Evidence::new(pos);
             self.clocked = clocked;
             self.max_jump = max_jump;
             self.frames = frames;
+            self.period = period;
             return;
         }
         let k = moves.len();
@@ -752,6 +758,15 @@ impl Evidence {
             let n = t.saturating_sub(*last) / LET_GO_MS;
             (n > 0).then_some((n as u32, b))
         });
+        // A board that sends a picture every period shows a change only at
+        // its next frame: until then a piece it caught on a square it only
+        // crosses may long be gone. Read as held there, a Certabo's rook
+        // slid d8-d5-d3-d1 (one frame on each square) was published as four
+        // tempo moves and Rxd1. A piece on the square it goes to is another
+        // matter: not let go of, its move is not complete.
+        let crossing_still = self.last.as_ref().map_or(0, |(last, _)| {
+            (t.saturating_sub(*last + self.period) / LET_GO_MS) as u32
+        });
         for h in &mut self.hyps {
             if let Some((_, deadline)) = h.early {
                 if t > deadline {
@@ -774,11 +789,17 @@ impl Evidence {
                 continue;
             }
             let overdue = h.due.is_some_and(|due| t > due);
-            let odd = h.best_cand().is_some_and(|c| {
+            let (odd, crossing) = h.best_cand().map_or((false, false), |c| {
                 let e = effect(&h.pos, c.mv);
-                frame_cost(h.pos.board(), &e, shown).0 > 0
+                let odd = frame_cost(h.pos.board(), &e, shown).0 > 0;
+                (odd, odd && e.after != *shown)
             });
-            if overdue || odd {
+            let stretches = if crossing && !overdue {
+                crossing_still
+            } else {
+                stretches
+            };
+            if stretches > h.held_charged && (overdue || odd) {
                 h.cost += HELD * (stretches - h.held_charged);
                 h.held_charged = stretches;
                 changed = true;
@@ -1679,6 +1700,52 @@ mod tests {
             ev.close_scan();
         }
         ev
+    }
+
+    #[test]
+    fn a_rook_caught_on_the_squares_it_slides_over_one_frame_each_is_one_move() {
+        // Certabo, blind hands at normal pace (game 20): White's rook taken
+        // off d1 first, then Black's rook slid d8-d5-d3-d1 with one frame on
+        // each square. Charged as held on d5 and on d3 for a second each, the
+        // slide read as tempo moves (Rd7 Re1 Rd3 Rd1 Rxd1+ for Rxd1+).
+        let pos = fen("3r2k1/5ppp/8/8/8/2N5/5PP1/3R3K b - - 0 30");
+        let mut ev = Evidence::new(pos.clone());
+        ev.set_clocked(false);
+        ev.set_frame_period(Some(1000));
+        let mut board = pos.board().clone();
+        let mut t = 0;
+        let mut frame = |ev: &mut Evidence, board: &Board| {
+            // The session ticks between frames.
+            for _ in 0..10 {
+                t += 100;
+                ev.tick(t);
+            }
+            ev.picture(t, board);
+            ev.close_scan();
+        };
+        board.discard_piece_at(Square::D1);
+        board.discard_piece_at(Square::D8);
+        board.set_piece_at(Square::D5, Piece::from_char('r').unwrap());
+        frame(&mut ev, &board);
+        board.discard_piece_at(Square::D5);
+        board.set_piece_at(Square::D3, Piece::from_char('r').unwrap());
+        frame(&mut ev, &board);
+        let (_, after) = play(&pos, "d8d1");
+        board = after.board().clone();
+        for _ in 0..3 {
+            frame(&mut ev, &board);
+        }
+        let (_, after) = play(&after, "h1h2");
+        for _ in 0..3 {
+            frame(&mut ev, after.board());
+        }
+        let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        assert_eq!(
+            ev.best().line.iter().map(uci).collect::<Vec<_>>(),
+            ["d8d1", "h1h2"],
+            "{:#?}",
+            ev.describe()
+        );
     }
 
     #[test]
