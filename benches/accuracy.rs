@@ -26,7 +26,8 @@
 //! N DGT boards on one daisy-chained line, polled by the daemon's bus driver
 //! and read by one session (the own hands only). The runs
 //! that are not exact are listed at the end, the first 400, or every one with
-//! `list=all`.
+//! `list=all`; those whose first wrong ply an 8.4 `moves_uncertain` note named
+//! (the moves played among its readings) are marked there and counted per row.
 
 use std::path::Path;
 use std::time::Duration;
