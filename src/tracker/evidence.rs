@@ -457,6 +457,13 @@ impl Evidence {
         self.period = period_ms.unwrap_or(0);
     }
 
+    /// Pictures come a second apart or more (a Certabo's frames): one may
+    /// hold more plies than a scan, and a piece caught in one may have moved
+    /// on right after it.
+    fn sparse(&self) -> bool {
+        self.max_jump > MAX_JUMP
+    }
+
     /// Every reading held, cheapest first, in words: its cost, its plies in
     /// UCI (`*` marks a pressed ply, `+` a forgotten press), the moves the
     /// ply under way may be, each with its extra cost, and when a picture
@@ -693,15 +700,7 @@ impl Evidence {
             None => Bitboard::FULL,
         };
         for h in from {
-            expand(
-                h,
-                t,
-                shown,
-                fresh,
-                jumps,
-                self.max_jump > MAX_JUMP,
-                &mut next,
-            );
+            expand(h, t, shown, fresh, jumps, self.sparse(), &mut next);
         }
         for h in &mut next {
             h.held_charged = 0;
@@ -766,11 +765,7 @@ impl Evidence {
         // matter: not let go of, its move is not complete.
         // Frames 200 ms apart (Chessnut) gain nothing from it: read so, one
         // game of 1,939 was corrected in the open.
-        let lag = if self.max_jump > MAX_JUMP {
-            self.period
-        } else {
-            0
-        };
+        let lag = if self.sparse() { self.period } else { 0 };
         let crossing_still = self.last.as_ref().map_or(0, |(last, _)| {
             (t.saturating_sub(*last + lag) / LET_GO_MS) as u32
         });
@@ -1442,7 +1437,10 @@ fn expand(
             complete(&mut done, c.mv, h.active_press);
             from_rest(&done, shown, fresh, jumps - 1, true, sparse, out);
         } else {
-            for (cost, (sq, taken)) in unseen_landings(c.mv, before, shown, fresh, sparse) {
+            for (cost, (sq, taken)) in unseen_landings(c.mv, before, shown, fresh, sparse)
+                .into_iter()
+                .flatten()
+            {
                 let mut done = h.clone();
                 done.active.clear();
                 done.cost += c.extra + cost;
@@ -1494,18 +1492,15 @@ fn unseen_landings(
     shown: &Board,
     fresh: Bitboard,
     sparse: bool,
-) -> Vec<(u32, (Square, bool))> {
-    let mut found = Vec::new();
-    if let Some(sq) = landing_moved_on(m, before, shown, fresh) {
-        found.push((UNSEEN_LANDING + MOVED_ON_UNSEEN, (sq, false)));
-        if sparse {
-            return found;
-        }
-    }
-    if let Some(sq) = landing_taken(m, before, shown, fresh) {
-        found.push((UNSEEN_LANDING + TAKEN_UNSEEN, (sq, true)));
-    }
-    found
+) -> [Option<(u32, (Square, bool))>; 2] {
+    let moved_on = landing_moved_on(m, before, shown, fresh)
+        .map(|sq| (UNSEEN_LANDING + MOVED_ON_UNSEEN, (sq, false)));
+    let taken = if sparse && moved_on.is_some() {
+        None
+    } else {
+        landing_taken(m, before, shown, fresh).map(|sq| (UNSEEN_LANDING + TAKEN_UNSEEN, (sq, true)))
+    };
+    [moved_on, taken]
 }
 
 /// Appends the completed move `m` (with the press it had) to `h`'s line.
@@ -1563,13 +1558,11 @@ fn from_rest(
         // seen changed), or landed unseen and was lifted again at once by
         // its player's next move or by the opponent's capture.
         let landings = match landing_cost(&e, m, before, shown) {
-            Some(cost) => vec![(cost, None)],
+            Some(cost) => [Some((cost, None)), None],
             None => unseen_landings(m, before, shown, fresh, sparse)
-                .into_iter()
-                .map(|(cost, again)| (cost, Some(again)))
-                .collect(),
+                .map(|l| l.map(|(cost, again)| (cost, Some(again)))),
         };
-        for (cost, lifted_again) in landings {
+        for (cost, lifted_again) in landings.into_iter().flatten() {
             let mut done = h.clone();
             let press = done.early.take().map(|(p, _)| p);
             complete(&mut done, m, press);
