@@ -91,6 +91,18 @@ pub enum GameEvent {
     /// Moves from `from_ply` onwards are withdrawn (board put back to an earlier
     /// position, or a provisional move replaced). `plies` lists the plies withdrawn.
     Retraction { from_ply: u32, plies: Vec<u32> },
+    /// The clock of verified ply `ply`, known only now: its mover pressed the
+    /// clock after the move had been verified without a press (it stood long
+    /// enough, 4.7). `clock_ms` and `emt_ms` replace the move's: until the
+    /// press the mover's clock was still running, and the move carried the
+    /// time it showed then. Only the game's latest verified ply is ever
+    /// re-timed, before the opponent's reply is verified.
+    MoveClock {
+        ply: u32,
+        clock_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        emt_ms: Option<u64>,
+    },
     /// Clock times, White's and Black's, as mapped by the tracker.
     Clock {
         white_ms: u64,

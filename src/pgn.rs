@@ -153,7 +153,8 @@ impl GameRecord {
     }
 
     /// Applies one event of this game. `GameStart` is the recorder's business
-    /// and ignored here; provisional moves and clock readings change nothing.
+    /// and ignored here; provisional moves and clock readings change nothing;
+    /// a late press re-times a recorded move (`MoveClock`).
     pub fn apply(&mut self, event: &GameEvent) -> Result<(), RecordError> {
         match event {
             GameEvent::Move(m) if m.verified => {
@@ -178,6 +179,24 @@ impl GameRecord {
             GameEvent::Result { result, reason } => {
                 self.result = Some(*result);
                 self.result_reason = Some(*reason);
+                Ok(())
+            }
+            GameEvent::MoveClock {
+                ply,
+                clock_ms,
+                emt_ms,
+            } => {
+                // A ply the record no longer has (withdrawn since) keeps
+                // nothing of it.
+                if let Some(m) = ply
+                    .checked_sub(1)
+                    .and_then(|i| self.moves.get_mut(i as usize))
+                {
+                    m.clock_ms = Some(*clock_ms);
+                    if emt_ms.is_some() {
+                        m.emt_ms = *emt_ms;
+                    }
+                }
                 Ok(())
             }
             GameEvent::Move(_) | GameEvent::Clock { .. } | GameEvent::GameStart { .. } => Ok(()),

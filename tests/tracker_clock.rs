@@ -71,6 +71,33 @@ fn a_late_press_after_a_reply_held_long_gives_the_clock_after_it() {
     assert!(out.clk_mismatches.is_empty(), "{:?}", out.clk_mismatches);
 }
 
+/// Moves verified without a press, then pressed late, carry the time after
+/// the press: blind hands at normal pace with one press in ten forgotten,
+/// game 3, where five moves stood for the unpressed hold before their
+/// player pressed (Kxb4 pressed 25 s after it was made). They carried the
+/// clock as it ran when the hold ran out, up to 27 s off.
+#[test]
+fn moves_pressed_after_the_unpressed_hold_carry_the_clock_after_the_press() {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
+    let games: Vec<_> = index.iter().filter_map(|e| e.game.as_ref()).collect();
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::Normal,
+        forget_press: 0.1,
+    };
+    let i = 3;
+    let out = run_game_as(
+        games[i],
+        &sim_options_for(Setup::Normal, i as u64, true, hands),
+        Model::Blind,
+    );
+    assert_eq!(out.verified, out.expected);
+    assert!(out.clk_checked > 50, "{} compared", out.clk_checked);
+    assert!(out.clk_mismatches.is_empty(), "{:?}", out.clk_mismatches);
+}
+
 // ----- clock Laws on scripted readings ------------------------------------------
 
 mod support;
@@ -462,4 +489,93 @@ fn replies_then_every_ply_has_its_movers_time(sc: &mut Script) {
     assert_eq!(m[1].clock_ms, Some(black), "e5 has Black's time");
     assert_eq!(m[2].clock_ms, Some(white), "Nf3 has White's time");
     assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
+}
+
+/// The `MoveClock` events the tracker sent: (ply, clock_ms).
+fn move_clocks(sc: &Script) -> Vec<(u32, u64)> {
+    sc.events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TrackerEvent::Game(GameEvent::MoveClock { ply, clock_ms, .. }) => {
+                Some((*ply, *clock_ms))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_move_verified_unpressed_takes_the_time_of_its_movers_late_press() {
+    // White plays Nf3 and thinks before pressing: the knight stands for the
+    // unpressed hold and Nf3 is published with White's clock still running.
+    // White presses 20 s after the move, with the increment: the record's
+    // [%clk] is what the clock shows after that press, not what it showed
+    // when the hold ran out.
+    use eboard_bridge::pgn::{GameInfo, GameRecord};
+    let mut sc = Script::standard();
+    sc.play("e2e4", W).play("e7e5", B);
+    sc.hand("g1f3").wait(9_000);
+    sc.report_clock();
+    assert_eq!(sc.sans(), ["e4", "e5", "Nf3"], "Nf3 stood for the hold");
+    let held = sc.moves()[2].clock_ms.expect("a clock is connected");
+    sc.wait(11_000);
+    sc.t += 150;
+    sc.report_clock();
+    sc.clock.left.millis += 30_000;
+    sc.clock.lever_high = Some(sc.side_of(B));
+    sc.report_clock();
+    let pressed = sc.clock.side(sc.side_of(W)).millis;
+    sc.wait(600);
+    assert!(
+        pressed > held + 5_000,
+        "{pressed} vs {held}: the test needs them apart"
+    );
+    assert_eq!(move_clocks(&sc), [(3, pressed)]);
+    // A record built from the events carries the press's time.
+    let mut record = GameRecord::new(
+        GameInfo::default(),
+        shakmaty::fen::Fen::default().to_string(),
+        None,
+    );
+    for (_, e) in &sc.events {
+        if let TrackerEvent::Game(g) = e {
+            record.apply(g).expect("applies");
+        }
+    }
+    assert_eq!(record.moves[2].clock_ms, Some(pressed));
+    assert!(record.moves[2].emt_ms.is_some(), "and the time White used");
+    // Black's reply is timed by his own press as usual; White's next press is
+    // for his next move, not for Nf3 again.
+    sc.play("b8c6", B).play("f1c4", W);
+    assert_eq!(move_clocks(&sc), [(3, pressed)]);
+    assert!(sc.serious_alerts().is_empty(), "{:?}", sc.alerts());
+}
+
+#[test]
+fn a_press_before_the_next_move_is_seen_does_not_re_time_the_move_before() {
+    // Nf3 verified unpressed; Black's Nc6 lands and White, in time trouble,
+    // lifts his bishop at once and presses before letting go. The clock
+    // reports the press before the board reports the lift: the board last
+    // changed less than a scan earlier, so the press may be for the move
+    // under way. It is (Bc4 lands a moment later), and Nf3 keeps its time.
+    let mut sc = Script::standard();
+    sc.play("e2e4", W).play("e7e5", B);
+    sc.hand("g1f3").wait(9_000);
+    assert_eq!(sc.sans().len(), 3, "Nf3 stood for the hold");
+    let nf3 = sc.moves()[2].clock_ms;
+    sc.hand("b8c6");
+    sc.press_only(W);
+    sc.wait(100);
+    sc.lift("f1").wait(200);
+    // Black's press was forgotten and White's came before his move showed:
+    // both moves stand for the unpressed hold.
+    sc.place("c4", 'B').wait(9_000);
+    assert_eq!(sc.sans()[2..], ["Nf3", "Nc6", "Bc4"]);
+    assert!(move_clocks(&sc).is_empty(), "{:?}", move_clocks(&sc));
+    assert_eq!(sc.moves()[2].clock_ms, nf3);
+    assert_eq!(
+        sc.moves()[4].clock_ms,
+        Some(sc.clock.side(sc.side_of(W)).millis),
+        "the press times Bc4"
+    );
 }

@@ -422,6 +422,12 @@ fn show_public(boards: &mut BTreeMap<u32, DemoBoard>, e: &PublicEvent) {
                 .unwrap_or_default();
             println!("[{t:7.1}s] board {n}: {number}{dots} {}{clock}", m.san);
         }
+        GameEvent::MoveClock { ply, clock_ms, .. } => {
+            println!(
+                "[{t:7.1}s] board {n}: ply {ply} pressed late: [{}]",
+                crate::pgn::hms(*clock_ms)
+            );
+        }
         GameEvent::Move(_) | GameEvent::Clock { .. } => {}
         GameEvent::Retraction { from_ply, plies } => {
             board.verified = (*from_ply as usize).saturating_sub(1);

@@ -651,7 +651,11 @@ impl Journal {
         }
         Ok(match &stamped.event {
             TrackerEvent::Game(GameEvent::Move(m)) => m.verified,
-            TrackerEvent::Game(GameEvent::Result { .. } | GameEvent::Retraction { .. }) => true,
+            TrackerEvent::Game(
+                GameEvent::Result { .. }
+                | GameEvent::Retraction { .. }
+                | GameEvent::MoveClock { .. },
+            ) => true,
             TrackerEvent::Alert(_) | TrackerEvent::Resolved(_) => true,
             TrackerEvent::Game(_) => false,
         })

@@ -1048,6 +1048,7 @@ impl Daemon {
                 TrackerEvent::Game(
                     GameEvent::Result { .. }
                     | GameEvent::Retraction { .. }
+                    | GameEvent::MoveClock { .. }
                     | GameEvent::GameStart { .. },
                 ) => {
                     games.insert(stamped.board);

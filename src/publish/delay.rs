@@ -92,6 +92,7 @@ async fn sleep_until_opt(due: Option<Instant>) {
 fn to_stamped(ev: &PublicEvent) -> Stamped {
     let ply = match &ev.event {
         GameEvent::Move(m) => m.ply,
+        GameEvent::MoveClock { ply, .. } => *ply,
         GameEvent::Retraction { from_ply, .. } => from_ply.saturating_sub(1),
         _ => 0,
     };

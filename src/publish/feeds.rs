@@ -449,4 +449,53 @@ mod tests {
         assert!(pgn.contains("[WhiteClock \"1:29:50\"]"), "{pgn}");
         assert!(pgn.contains("[BlackClock \"1:29:55\"]"), "{pgn}");
     }
+
+    #[test]
+    fn a_late_press_re_times_the_move_in_every_feed() {
+        let hub = Hub::new();
+        let events = [
+            TrackerEvent::Game(GameEvent::GameStart {
+                fen: STANDARD_FEN.into(),
+                chess960: Some(518),
+                rotated: false,
+            }),
+            mv(1, "e4", "e2e4", Some(5_400_000)),
+            mv(2, "e5", "e7e5", Some(5_395_000)),
+            // Nf3 stood for the unpressed hold with White's clock running...
+            mv(3, "Nf3", "g1f3", Some(5_300_000)),
+            // ...and White pressed later, with the increment.
+            TrackerEvent::Game(GameEvent::MoveClock {
+                ply: 3,
+                clock_ms: 5_311_000,
+                emt_ms: Some(119_000),
+            }),
+            // A ply the record does not have changes nothing.
+            TrackerEvent::Game(GameEvent::MoveClock {
+                ply: 9,
+                clock_ms: 1_000,
+                emt_ms: None,
+            }),
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let stamped = Stamped {
+                board: 1,
+                ply: i as u32,
+                t_ms: i as u64 * 1000,
+                event,
+            };
+            hub.apply(&stamped, false);
+        }
+        let t = Tournament::default();
+        let pgn = games_pgn(&hub, &t);
+        let flat = pgn.replace('\n', " ");
+        assert!(
+            flat.contains("Nf3 { [%clk 1:28:31] [%emt 0:01:59] }"),
+            "{pgn}"
+        );
+        assert!(!pgn.contains("1:28:20"), "{pgn}");
+        let round = current_round(&hub, &t);
+        let lcc = lcc_game(&hub, &t, round, 1).expect("a game");
+        assert_eq!(lcc["moves"][2], "Nf3 5311+119", "{lcc}");
+        assert_eq!(lcc["moves"].as_array().map(Vec::len), Some(3), "{lcc}");
+    }
 }

@@ -619,6 +619,7 @@ fn stamp(board: &BoardState, t_ms: Millis, events: &mut Vec<TrackerEvent>, out: 
     out.extend(events.drain(..).map(|event| {
         let ply = match &event {
             TrackerEvent::Game(GameEvent::Move(m)) => m.ply,
+            TrackerEvent::Game(GameEvent::MoveClock { ply, .. }) => *ply,
             _ => plies,
         };
         Stamped {

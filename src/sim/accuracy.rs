@@ -359,6 +359,11 @@ fn score(
                 clocks.push(m.clock_ms);
                 last_ply = m.ply;
             }
+            TrackerEvent::Game(GameEvent::MoveClock { ply, clock_ms, .. }) => {
+                if let Some(c) = clocks.get_mut((*ply as usize).wrapping_sub(1)) {
+                    *c = Some(*clock_ms);
+                }
+            }
             TrackerEvent::Game(GameEvent::Retraction { from_ply, .. }) => {
                 out.retractions += 1;
                 out.verified

@@ -197,6 +197,12 @@ impl Tracker {
                 None,
             ),
         };
+        // A clock read while the mover's own still ran: his press may yet
+        // come and re-time the move (see `Tracker::late_press_for_verified`).
+        self.clock.unpressed_ply = match press {
+            None if clock_ms.is_some() => Some(ply),
+            _ => None,
+        };
         for note in step.notes {
             match note {
                 TrackerEvent::Alert(a) if a.kind == AlertKind::TwoHandsSuspected => {

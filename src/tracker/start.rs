@@ -316,6 +316,7 @@ impl Tracker {
         // A new game may be played with the players on other sides of the clock.
         self.clock.white_side = None;
         self.clock.turn_started_t = None;
+        self.clock.unpressed_ply = None;
         self.clock_laws
             .begin_game(self.clock.last_reading.is_some_and(|r| r.running), out);
         if let Some(r) = self.clock.last_reading {
