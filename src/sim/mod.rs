@@ -22,7 +22,8 @@ pub mod games;
 
 use eboard_protocols::dgt::virtual_clock::PressRecord;
 use eboard_protocols::family::{
-    Driver, DriverSetup, DriverTimings, Family, PortMode, VirtualDevice, VirtualSpec,
+    ClockLink, Driver, DriverSetup, DriverTimings, Family, PortMode, Reporting, VirtualDevice,
+    VirtualSpec,
 };
 use eboard_protocols::hand::{self, HandConfig, HandScript, PhysicalAction, PhysicalBoard};
 use shakmaty::Position;
@@ -66,19 +67,26 @@ impl Default for SimOptions {
 }
 
 /// How long the recording of one board goes on after the hands' last action.
-/// A board that sends frames keeps sending them while the players sign the
-/// scoresheets; a last move without a clock is proven only by that picture
+/// The daemon goes on reading the board while the players sign the
+/// scoresheets. A last move without a clock is proven only by its picture
 /// staying (the clockless hold, a period and a half more on a frame board),
-/// so the recording covers it. A board that reports changes says nothing in
-/// that time anyway.
+/// and a last move whose press was forgotten by standing for the unpressed
+/// hold: the recording covers that. Cut sooner, a one-scan misread in its
+/// last scan stands for good, and the last move is never verified (DGT,
+/// blind hands in time trouble on a turned board: 2 games in 1,939).
 fn recording_tail_ms(opts: &SimOptions) -> u64 {
-    match (opts.family.capabilities)(PortMode::Single).reporting {
-        eboard_protocols::family::Reporting::Frames { period_ms } => {
-            let hold = crate::tracker::TrackerConfig::default().clockless_hold_ms;
-            opts.tail_ms.max(hold + 3 * period_ms)
+    let config = crate::tracker::TrackerConfig::default();
+    let caps = (opts.family.capabilities)(PortMode::Single);
+    let covered = match (caps.clock, caps.reporting) {
+        (ClockLink::ThroughBoard { .. }, _) => config.unpressed_hold_ms + 2_000,
+        (ClockLink::None, Reporting::Frames { period_ms }) => {
+            config.clockless_hold_ms + 3 * period_ms
         }
-        eboard_protocols::family::Reporting::EveryChange { .. } => opts.tail_ms,
-    }
+        // Changes are reported within a scan: the recording's own tail is
+        // longer than the clockless hold.
+        (ClockLink::None, Reporting::EveryChange { .. }) => 0,
+    };
+    opts.tail_ms.max(covered)
 }
 
 /// A simulated game: the capture and the hands' script that produced it.
