@@ -337,6 +337,7 @@ impl Tracker {
             self.gap = true;
             // Time spent offline proves nothing about stillness.
             self.last_change_t = self.last_change_t.max(t_ms);
+            self.sensing.steady_since = self.sensing.steady_since.max(t_ms);
         } else {
             self.timers(t_ms, out);
             self.online = false;
@@ -378,6 +379,7 @@ impl Tracker {
         if self.phase == Phase::Playing {
             self.note_lifts(t_ms, picture);
         }
+        self.sensing.steady_since = self.steady_since_after(t_ms, picture);
         self.last_raw = Some(picture.clone());
         self.last_change_t = t_ms;
         match self.phase {
@@ -744,7 +746,9 @@ impl Tracker {
                 {
                     hold = hold.max(UNSEEN_CAPTURE_HOLD_MS);
                 }
-                if game.pending.is_empty() || still < hold {
+                // Flickers since the move stood do not make it wait longer.
+                let steady = t.saturating_sub(self.sensing.steady_since);
+                if game.pending.is_empty() || steady < hold {
                     return;
                 }
                 // A move that ends the game is complete when made (6.2.1); the hold
@@ -752,7 +756,7 @@ impl Tracker {
                 // clock, a move left still for long was made (4.7) even if no press
                 // was seen: two presses inside one clock report look like none, and
                 // the last move of a game is often not pressed at all.
-                let unpressed = still >= self.config.unpressed_hold_ms;
+                let unpressed = steady >= self.config.unpressed_hold_ms;
                 if self.clockless() || game.tip().is_game_over() || unpressed {
                     while self.phase == Phase::Playing
                         && self.game.as_ref().is_some_and(|g| !g.pending.is_empty())

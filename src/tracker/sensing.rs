@@ -45,6 +45,14 @@ pub(super) struct Sensing {
     /// takeback undoes the last ply first, the same plies played again come
     /// in their own order.
     pub(super) square_changed: [Millis; 64],
+    /// The raw picture before the latest change, and since when it had been
+    /// steady: a change the next scan undoes was a flicker (see
+    /// [`FLICKER_MS`]).
+    pub(super) before_change: Option<(Picture, Millis)>,
+    /// Since when the picture has been the same but for flickers: what the
+    /// holds that verify a move without a press count (see
+    /// [`Tracker::steady_since_after`]).
+    pub(super) steady_since: Millis,
 }
 
 impl Default for Sensing {
@@ -62,9 +70,17 @@ impl Default for Sensing {
             two_hands_plies: shakmaty::ByColor::default(),
             input_end: None,
             square_changed: [0; 64],
+            before_change: None,
+            steady_since: 0,
         }
     }
 }
+
+/// A picture that lasted at most this long and gave way to the one before it
+/// was a flicker (a sensor misread for a scan, a piece lifted and put straight
+/// back): the stillness before it goes on. Two scans of a board that reports
+/// every change.
+pub(super) const FLICKER_MS: Millis = 500;
 
 /// Two squares emptied this close together were reported in one board scan.
 const SAME_SCAN_MS: Millis = 50;
@@ -166,6 +182,33 @@ impl Tracker {
         } else {
             0
         }
+    }
+
+    /// Since when the picture has been steady once `picture` comes at `t`
+    /// (before `last_raw` and `last_change_t` move on to it). A picture that
+    /// only flickered away and back is steady since before the flicker: a
+    /// one-scan misread is no reason to wait longer before verifying a move
+    /// without a press (DGT, blind hands: a pawn on f5 misread for 240 ms put
+    /// the unpressed hold of a game's last move past the end of the
+    /// recording). Other timings (a press on a still picture, a reply's
+    /// start) still count from the latest change. Boards that send frames
+    /// are left alone: there a flicker lasts a whole period.
+    pub(super) fn steady_since_after(&mut self, t: Millis, picture: &Picture) -> Millis {
+        let flicker = self.frame_period() == 0
+            && t.saturating_sub(self.last_change_t) <= FLICKER_MS
+            && self
+                .sensing
+                .before_change
+                .as_ref()
+                .is_some_and(|(p, _)| p == picture);
+        let steady = match self.sensing.before_change.take() {
+            Some((_, since)) if flicker => since,
+            _ => t,
+        };
+        if let Some(raw) = self.last_raw.clone() {
+            self.sensing.before_change = Some((raw, self.sensing.steady_since));
+        }
+        steady
     }
 
     /// The period of a board that sends a whole picture every so often

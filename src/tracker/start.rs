@@ -313,6 +313,7 @@ impl Tracker {
         }
         self.gap = false;
         self.last_change_t = t;
+        self.sensing.steady_since = t;
         // A new game may be played with the players on other sides of the clock.
         self.clock.white_side = None;
         self.clock.turn_started_t = None;
