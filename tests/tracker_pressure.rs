@@ -991,3 +991,37 @@ fn a_piece_knocked_over_after_a_move_pressed_on_a_bus_is_no_illegal_move() {
     assert!(out.serious_alerts.is_empty(), "{:#?}", out.serious_alerts);
     assert!(out.is_exact());
 }
+
+/// A Certabo (one frame a second) under the blind hands in time trouble:
+/// the board is never still for two seconds with every move published, so
+/// the readings were kept from the start of the game. Each doubt that no
+/// frame settles (two independent moves in either order, a pawn's single or
+/// double step) doubled them, and once the beam was full of copies that
+/// differed only far back, the line of the moves being played fell out of
+/// it: game 362 was published to ply 2 of 50, game 439 to 55 of 107, game
+/// 121 to 27 of 76. The readings now start at most 16 plies behind the
+/// record (8 once they move on): every ply of these games is published,
+/// with no warning.
+#[test]
+fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    for i in [362, 439, 121] {
+        let out = played_on("certabo", i, hands);
+        assert_eq!(
+            out.verified.len(),
+            out.expected.len(),
+            "game {i}: {:?}",
+            out.serious_alerts
+        );
+        assert!(
+            out.serious_alerts.is_empty(),
+            "game {i}: {:?}",
+            out.serious_alerts
+        );
+    }
+}

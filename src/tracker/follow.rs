@@ -21,6 +21,7 @@
 use shakmaty::{san::SanPlus, Bitboard, Move, Position, Square};
 
 use super::evidence::{Evidence, Hyp};
+use super::takeback::{ANCHOR_BEHIND_KEPT, ANCHOR_BEHIND_MOST, UNCERTAIN_KEPT_PLIES};
 use super::{Resolution, Step, Tracker};
 use crate::events::{Alert, AlertKind, Millis, Severity, TrackerEvent};
 
@@ -633,6 +634,49 @@ impl Tracker {
         self.undecided = None;
         self.settle(t, out);
         true
+    }
+
+    /// In play that never rests (time trouble on a board that sends a frame
+    /// a second), the anchor follows the verified plies
+    /// [`ANCHOR_BEHIND_KEPT`] behind, once they are
+    /// [`ANCHOR_BEHIND_MOST`] ahead of it, keeping the readings of the
+    /// published line.
+    /// Readings that differ only far back (a pawn's single or double step,
+    /// two independent moves in either order) otherwise multiply: each such
+    /// old doubt doubles the readings of every recent one, and the beam is
+    /// filled with copies while the recent doubt that matters falls out of it
+    /// (Certabo, blind hands in time trouble: a game read to ply 49 of 139,
+    /// then never again, its readings 80 plies long). Self-correction still
+    /// goes back over the plies kept, and an earlier ply published as
+    /// uncertain keeps its rivals for [`UNCERTAIN_KEPT_PLIES`] plies as
+    /// before.
+    pub(super) fn anchor_behind(&mut self) {
+        let (Some(ev), Some(game)) = (self.evidence.as_ref(), self.game.as_ref()) else {
+            return;
+        };
+        let n = game.moves.len();
+        if n < self.anchor_ply + ANCHOR_BEHIND_MOST {
+            return;
+        }
+        let target = n - ANCHOR_BEHIND_KEPT;
+        let target = match self.retractions.uncertain_ply {
+            Some(u) if target < u + UNCERTAIN_KEPT_PLIES => u,
+            _ => target,
+        };
+        if target <= self.anchor_ply {
+            return;
+        }
+        // The record is what the readings behind it are cut to: a reading
+        // of another line there was named when its ply was published
+        // (8.4), and is dropped now.
+        let moves = &game.moves[self.anchor_ply..target];
+        if !ev.viable(u32::MAX).any(|h| h.line.starts_with(moves)) {
+            return;
+        }
+        if self.retractions.uncertain_ply.is_some_and(|u| u < target) {
+            self.retractions.uncertain_ply = None;
+        }
+        self.advance_anchor(target);
     }
 
     /// Moves the engine's anchor to verified ply `certain`: what the board has

@@ -694,6 +694,7 @@ impl Tracker {
     fn game_timers(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         let still = t.saturating_sub(self.last_change_t);
         self.ambiguity_undecided(t, out);
+        self.anchor_behind();
         if self.current.resolution == Resolution::Unexplained && still >= RESULT_GESTURE_HOLD_MS {
             if let Some(result) = self.last_board.as_ref().and_then(result_gesture) {
                 self.end_game(result, ResultReason::ResultGesture, out);

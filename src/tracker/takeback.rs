@@ -52,6 +52,13 @@ pub(super) const RESYNC_QUIET_MS: Millis = 6_000;
 /// which the next move or two shows.
 pub(super) const UNCERTAIN_KEPT_PLIES: usize = 4;
 
+/// Verified plies the engine reads behind the newest at most...
+pub(super) const ANCHOR_BEHIND_MOST: usize = 16;
+/// ...and how many it keeps reading behind it when the anchor moves on: a
+/// board never still for long with nothing pending (a Certabo's frames in
+/// time trouble) would otherwise keep the whole game's readings.
+pub(super) const ANCHOR_BEHIND_KEPT: usize = 8;
+
 /// Most verified plies a self-correction withdraws, and most plies it finds.
 const RESYNC_MAX_BACK: usize = 4;
 const RESYNC_MAX_PLIES: usize = 6;
