@@ -412,8 +412,8 @@ impl Tracker {
     }
 
     /// A press by the mover of the latest verified ply, which was verified
-    /// without one (it stood for the unpressed hold), with nothing on the board
-    /// since: the player pressed late (6.2.2), and only now does the clock show
+    /// without one (it stood for the unpressed hold), before the opponent's
+    /// reply is verified: the player pressed late (6.2.2), and only now does the clock show
     /// the time the move's `[%clk]` must carry (the increment added, the
     /// running clock stopped). Blind hands at normal pace, 10 % of presses
     /// forgotten: 4,964 of 137,251 moves carried the time their mover's clock

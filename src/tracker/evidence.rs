@@ -674,17 +674,20 @@ impl Evidence {
     fn step(&self, from: &[Hyp], t: Millis, shown: &Board) -> Vec<Hyp> {
         // A board that sends a picture only now and then may show more plies
         // made than a scan can. The search grows fast with the plies, so it
-        // looks for a third only where four squares or more changed since the
-        // picture before: three plies never change fewer. Looking for a third
-        // wherever the period allows costs 40 % more at normal pace for
-        // nothing; looking for a fourth costs eight times more in time
-        // trouble for one game in 200.
+        // looks for a third only where three squares or more changed since
+        // the picture before. Three plies change three squares when a piece
+        // moves twice and another takes the square it left (Ba4 b5 Bc2 in
+        // one Certabo frame: b5, b7 and c2; the bishop's stop on a4 leaves
+        // no trace). Looking for a third wherever the period allows costs
+        // 40 % more at normal pace for nothing; looking for a fourth costs
+        // eight times more in time trouble for one game in 200.
         let jumps = if self.max_jump > MAX_JUMP {
             let changed = self
                 .scan_base
                 .as_ref()
                 .map_or(0, |b| diff(b, shown).count());
-            (changed / 2 + 1).clamp(MAX_JUMP, self.max_jump)
+            let needed = if changed == 3 { 3 } else { changed / 2 + 1 };
+            needed.clamp(MAX_JUMP, self.max_jump)
         } else {
             MAX_JUMP
         };
@@ -1310,7 +1313,14 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> 
     let landed = (shown.by_color(them) & elsewhere & fresh)
         .into_iter()
         .any(|sq| shown.piece_at(sq) != before.piece_at(sq));
-    (left && landed).then_some(to)
+    // The reply may have landed on the square the piece left, if the piece
+    // shows up again elsewhere (Ba4 b5 Bc2 in one Certabo frame: the bishop
+    // on c2, the pawn on b5). With the piece nowhere, that square is where
+    // it was taken: a capture, not a move on.
+    let landed_on_from = fresh.contains(from)
+        && shown.piece_at(from).is_some_and(|p| p.color == them)
+        && !appeared.is_empty();
+    (left && (landed || landed_on_from)).then_some(to)
 }
 
 /// `done` (its last move landed on `sq` unseen) goes on only where the same
@@ -1700,6 +1710,58 @@ mod tests {
             ev.close_scan();
         }
         ev
+    }
+
+    #[test]
+    fn three_plies_in_one_frame_that_change_three_squares_are_read() {
+        // Certabo, blind hands in time trouble (game 364): Ba4 b5 Bc2 inside
+        // one frame. The bishop's stop on a4 leaves no trace and the pawn
+        // takes the square it left, so the frame shows three squares changed
+        // (b5, b7, c2): searched for two plies only, and the pawn landing on
+        // the square the bishop left not taken for the reply that lets it
+        // move on, no reading found it. A Bxa6 line with noise was published
+        // and the game was lost from ply 11 of 75. Where the bishop stopped
+        // (a4 or d3) no frame shows: both readings are the cheapest, and the
+        // arbiters are told (8.4).
+        let pos = fen("r1bqkb1r/1p1pnppp/p1n1p3/1Bp5/4P3/2P2N2/PP1P1PPP/RNBQ1RK1 w kq - 0 6");
+        let mut ev = Evidence::new(pos.clone());
+        ev.set_clocked(false);
+        ev.set_frame_period(Some(1000));
+        let mut t = 0;
+        let mut frame = |ev: &mut Evidence, board: &Board| {
+            for _ in 0..10 {
+                t += 100;
+                ev.tick(t);
+            }
+            ev.picture(t, board);
+            ev.close_scan();
+        };
+        frame(&mut ev, pos.board());
+        let (_, after) = play(&pos, "b5a4");
+        let (_, after) = play(&after, "b7b5");
+        let (_, after) = play(&after, "a4c2");
+        for _ in 0..2 {
+            frame(&mut ev, after.board());
+        }
+        let (_, after) = play(&after, "c8b7");
+        for _ in 0..3 {
+            frame(&mut ev, after.board());
+        }
+        let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        let mut cheapest: Vec<Vec<String>> = ev
+            .viable(0)
+            .map(|h| h.line.iter().map(uci).collect())
+            .collect();
+        cheapest.sort();
+        assert_eq!(
+            cheapest,
+            [
+                ["b5a4", "b7b5", "a4c2", "c8b7"],
+                ["b5d3", "b7b5", "d3c2", "c8b7"]
+            ],
+            "{:#?}",
+            ev.describe()
+        );
     }
 
     #[test]
