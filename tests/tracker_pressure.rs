@@ -942,7 +942,23 @@ fn a_fast_repetition_with_a_flicker_elsewhere_is_play_not_a_takeback() {
 /// host polling each board's changes every 300 ms and its clock every 2 s,
 /// own hands at normal pace.
 fn on_a_bus_of_eight(i: usize) -> eboard_bridge::sim::accuracy::Outcome {
-    use eboard_bridge::sim::accuracy::{run_bus, sim_options_for, Hands, Model, Pace, Setup};
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    on_a_bus_of_eight_with(
+        i,
+        Hands {
+            model: Model::Own,
+            pace: Pace::Normal,
+            forget_press: 0.0,
+        },
+    )
+}
+
+/// [`on_a_bus_of_eight`] with other hands.
+fn on_a_bus_of_eight_with(
+    i: usize,
+    hands: eboard_bridge::sim::accuracy::Hands,
+) -> eboard_bridge::sim::accuracy::Outcome {
+    use eboard_bridge::sim::accuracy::{run_bus, sim_options_for, Setup};
     use eboard_bridge::tracker::start_number;
     use shakmaty::Position;
     let games = bench_games();
@@ -953,11 +969,6 @@ fn on_a_bus_of_eight(i: usize) -> eboard_bridge::sim::accuracy::Outcome {
         .chunks(8)
         .find(|l| l.contains(&i))
         .expect("the game is on a line");
-    let hands = Hands {
-        model: Model::Own,
-        pace: Pace::Normal,
-        forget_press: 0.0,
-    };
     let mut opts = sim_options_for(Setup::Normal, line[0] as u64, true, hands);
     opts.hand.start_ms = opts.hand.start_ms.max(10_000);
     let played: Vec<_> = line.iter().map(|&i| &games[i].1).collect();
@@ -1028,4 +1039,30 @@ fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
             out.serious_alerts
         );
     }
+}
+
+/// On a bus the host reads a board's changes in catch-ups and its clock every
+/// 2 s, so a press may be judged on a picture of a hand still at work. Own
+/// hands in time trouble, board 1099 of a bus line: White's press for d4 was
+/// judged with Black's knight already lifted from c6 to take on d4 and a1
+/// misread; a 7.5.1 with a penalty went out ("changed on a1, d2, c6"), and
+/// Nxd4 was on the board 27 ms later. An illegal move is now judged only on
+/// a picture unchanged for two scans: the game is exact, with no warning.
+#[test]
+fn a_press_read_with_a_hand_still_at_work_on_a_bus_is_no_illegal_move() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let out = on_a_bus_of_eight_with(
+        1099,
+        Hands {
+            model: Model::Own,
+            pace: Pace::TimeTrouble,
+            forget_press: 0.02,
+        },
+    );
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert!(
+        out.is_exact(),
+        "first difference at {:?}",
+        out.first_difference()
+    );
 }

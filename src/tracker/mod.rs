@@ -269,6 +269,9 @@ pub struct Tracker {
 /// pieces only after this long, or `displaced_alert_ms` if longer: players hover
 /// with a piece for several seconds while they think.
 const HOVER_ALERT_MS: Millis = 10_000;
+/// A pressed move is judged illegal (7.5.1) only on a picture unchanged this
+/// long: two board scans.
+const ILLEGAL_AT_REST_MS: Millis = 500;
 /// Kings put in the centre end the game once they stay this long: a king
 /// set down for a moment next to the other on its way is a hand at work.
 const RESULT_GESTURE_HOLD_MS: Millis = 1_500;
@@ -876,7 +879,15 @@ impl Tracker {
                     .as_mut()
                     .filter(|p| !candidates && !p.matched && !legal)
                 {
-                    if !press.alerted && t.saturating_sub(press.t) >= self.config.illegal_alert_ms {
+                    // An illegal move is judged on a picture at rest: one that
+                    // changed within two scans is a hand still at work (a bus
+                    // board's catch-up read while a pawn crosses d5 on its way
+                    // from e2 to e4, the press reported with it).
+                    let at_rest = t.saturating_sub(self.last_change_t) >= ILLEGAL_AT_REST_MS;
+                    if !press.alerted
+                        && at_rest
+                        && t.saturating_sub(press.t) >= self.config.illegal_alert_ms
+                    {
                         press.alerted = true;
                         out.extend(self.illegal_press_alert(board.as_ref(), presser));
                         self.current.unexplained_alerted = true;
