@@ -51,21 +51,13 @@ fn every_verified_move_carries_the_clock_to_the_second() {
 /// at most: game 90 at normal pace holds a rook 6.9 s).
 #[test]
 fn a_late_press_after_a_reply_held_long_gives_the_clock_after_it() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace};
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
-    let games: Vec<_> = index.iter().filter_map(|e| e.game.as_ref()).collect();
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
     let hands = Hands {
         model: Model::Own,
         pace: Pace::TimeTrouble,
         forget_press: 0.02,
     };
-    let i = 49;
-    let out = run_game_as(
-        games[i],
-        &sim_options_for(Setup::Normal, i as u64, true, hands),
-        Model::Own,
-    );
+    let out = bench_game(49, hands);
     assert_eq!(out.verified, out.expected);
     assert!(out.clk_checked > 100, "{} compared", out.clk_checked);
     assert!(out.clk_mismatches.is_empty(), "{:?}", out.clk_mismatches);
@@ -78,24 +70,33 @@ fn a_late_press_after_a_reply_held_long_gives_the_clock_after_it() {
 /// clock as it ran when the hold ran out, up to 27 s off.
 #[test]
 fn moves_pressed_after_the_unpressed_hold_carry_the_clock_after_the_press() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace};
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
-    let games: Vec<_> = index.iter().filter_map(|e| e.game.as_ref()).collect();
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
     let hands = Hands {
         model: Model::Blind,
         pace: Pace::Normal,
         forget_press: 0.1,
     };
-    let i = 3;
-    let out = run_game_as(
-        games[i],
-        &sim_options_for(Setup::Normal, i as u64, true, hands),
-        Model::Blind,
-    );
+    let out = bench_game(3, hands);
     assert_eq!(out.verified, out.expected);
     assert!(out.clk_checked > 50, "{} compared", out.clk_checked);
     assert!(out.clk_mismatches.is_empty(), "{:?}", out.clk_mismatches);
+}
+
+/// Game `i` of the data set played by `hands` on a DGT board, set-up normal,
+/// as the accuracy bench plays it.
+fn bench_game(
+    i: usize,
+    hands: eboard_bridge::sim::accuracy::Hands,
+) -> eboard_bridge::sim::accuracy::Outcome {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let index = load_index(&dir.join("expected/games-index.jsonl")).expect("index loads");
+    let games: Vec<_> = index.iter().filter_map(|e| e.game.as_ref()).collect();
+    run_game_as(
+        games[i],
+        &sim_options_for(Setup::Normal, i as u64, true, hands),
+        hands.model,
+    )
 }
 
 // ----- clock Laws on scripted readings ------------------------------------------

@@ -408,6 +408,19 @@ mod tests {
         }))
     }
 
+    /// Applies `events` to board 1 of `hub`, a second apart.
+    fn apply_all(hub: &Hub, events: impl IntoIterator<Item = TrackerEvent>) {
+        for (i, event) in events.into_iter().enumerate() {
+            let stamped = Stamped {
+                board: 1,
+                ply: i as u32,
+                t_ms: i as u64 * 1000,
+                event,
+            };
+            hub.apply(&stamped, false);
+        }
+    }
+
     #[test]
     fn an_illegal_tail_is_left_out_and_every_move_gets_a_clock() {
         let hub = Hub::new();
@@ -424,15 +437,7 @@ mod tests {
             // through its own pawn): Lichess would refuse the whole PGN.
             mv(4, "Ra6", "a8a6", Some(5_380_000)),
         ];
-        for (i, event) in events.into_iter().enumerate() {
-            let stamped = Stamped {
-                board: 1,
-                ply: i as u32,
-                t_ms: i as u64 * 1000,
-                event,
-            };
-            hub.apply(&stamped, false);
-        }
+        apply_all(&hub, events);
         let t = Tournament::default();
         let game = board_game(&hub, &t, 1).unwrap();
         let sans: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
@@ -476,15 +481,7 @@ mod tests {
                 emt_ms: None,
             }),
         ];
-        for (i, event) in events.into_iter().enumerate() {
-            let stamped = Stamped {
-                board: 1,
-                ply: i as u32,
-                t_ms: i as u64 * 1000,
-                event,
-            };
-            hub.apply(&stamped, false);
-        }
+        apply_all(&hub, events);
         let t = Tournament::default();
         let pgn = games_pgn(&hub, &t);
         let flat = pgn.replace('\n', " ");

@@ -1712,6 +1712,25 @@ mod tests {
         ev
     }
 
+    /// An engine reading a board without a clock that sends a frame a
+    /// second from `pos`, and what shows it the next frame (the session
+    /// ticks in between).
+    fn certabo(pos: &Chess) -> (Evidence, impl FnMut(&mut Evidence, &Board)) {
+        let mut ev = Evidence::new(pos.clone());
+        ev.set_clocked(false);
+        ev.set_frame_period(Some(1000));
+        let mut t = 0;
+        let frame = move |ev: &mut Evidence, board: &Board| {
+            for _ in 0..10 {
+                t += 100;
+                ev.tick(t);
+            }
+            ev.picture(t, board);
+            ev.close_scan();
+        };
+        (ev, frame)
+    }
+
     #[test]
     fn three_plies_in_one_frame_that_change_three_squares_are_read() {
         // Certabo, blind hands in time trouble (game 364): Ba4 b5 Bc2 inside
@@ -1724,18 +1743,7 @@ mod tests {
         // (a4 or d3) no frame shows: both readings are the cheapest, and the
         // arbiters are told (8.4).
         let pos = fen("r1bqkb1r/1p1pnppp/p1n1p3/1Bp5/4P3/2P2N2/PP1P1PPP/RNBQ1RK1 w kq - 0 6");
-        let mut ev = Evidence::new(pos.clone());
-        ev.set_clocked(false);
-        ev.set_frame_period(Some(1000));
-        let mut t = 0;
-        let mut frame = |ev: &mut Evidence, board: &Board| {
-            for _ in 0..10 {
-                t += 100;
-                ev.tick(t);
-            }
-            ev.picture(t, board);
-            ev.close_scan();
-        };
+        let (mut ev, mut frame) = certabo(&pos);
         frame(&mut ev, pos.board());
         let (_, after) = play(&pos, "b5a4");
         let (_, after) = play(&after, "b7b5");
@@ -1771,20 +1779,8 @@ mod tests {
         // each square. Charged as held on d5 and on d3 for a second each, the
         // slide read as tempo moves (Rd7 Re1 Rd3 Rd1 Rxd1+ for Rxd1+).
         let pos = fen("3r2k1/5ppp/8/8/8/2N5/5PP1/3R3K b - - 0 30");
-        let mut ev = Evidence::new(pos.clone());
-        ev.set_clocked(false);
-        ev.set_frame_period(Some(1000));
+        let (mut ev, mut frame) = certabo(&pos);
         let mut board = pos.board().clone();
-        let mut t = 0;
-        let mut frame = |ev: &mut Evidence, board: &Board| {
-            // The session ticks between frames.
-            for _ in 0..10 {
-                t += 100;
-                ev.tick(t);
-            }
-            ev.picture(t, board);
-            ev.close_scan();
-        };
         board.discard_piece_at(Square::D1);
         board.discard_piece_at(Square::D8);
         board.set_piece_at(Square::D5, Piece::from_char('r').unwrap());
