@@ -360,7 +360,10 @@ fn score(
                 last_ply = m.ply;
             }
             TrackerEvent::Game(GameEvent::MoveClock { ply, clock_ms, .. }) => {
-                if let Some(c) = clocks.get_mut((*ply as usize).wrapping_sub(1)) {
+                if let Some(c) = (*ply as usize)
+                    .checked_sub(1)
+                    .and_then(|i| clocks.get_mut(i))
+                {
                     *c = Some(*clock_ms);
                 }
             }
