@@ -408,6 +408,15 @@ mod tests {
         }))
     }
 
+    /// A game from the standard start.
+    fn start() -> TrackerEvent {
+        TrackerEvent::Game(GameEvent::GameStart {
+            fen: STANDARD_FEN.into(),
+            chess960: Some(518),
+            rotated: false,
+        })
+    }
+
     /// Applies `events` to board 1 of `hub`, a second apart.
     fn apply_all(hub: &Hub, events: impl IntoIterator<Item = TrackerEvent>) {
         for (i, event) in events.into_iter().enumerate() {
@@ -425,11 +434,7 @@ mod tests {
     fn an_illegal_tail_is_left_out_and_every_move_gets_a_clock() {
         let hub = Hub::new();
         let events = [
-            TrackerEvent::Game(GameEvent::GameStart {
-                fen: STANDARD_FEN.into(),
-                chess960: Some(518),
-                rotated: false,
-            }),
+            start(),
             mv(1, "e4", "e2e4", None),
             mv(2, "e5", "e7e5", Some(5_395_000)),
             mv(3, "Nf3", "g1f3", Some(5_390_000)),
@@ -459,11 +464,7 @@ mod tests {
     fn a_late_press_re_times_the_move_in_every_feed() {
         let hub = Hub::new();
         let events = [
-            TrackerEvent::Game(GameEvent::GameStart {
-                fen: STANDARD_FEN.into(),
-                chess960: Some(518),
-                rotated: false,
-            }),
+            start(),
             mv(1, "e4", "e2e4", Some(5_400_000)),
             mv(2, "e5", "e7e5", Some(5_395_000)),
             // Nf3 stood for the unpressed hold with White's clock running...

@@ -382,8 +382,8 @@ impl Tracker {
         if self.phase == Phase::Playing {
             self.note_lifts(t_ms, picture);
         }
-        self.sensing.steady_since = self.steady_since_after(t_ms, picture);
-        self.last_raw = Some(picture.clone());
+        let previous = self.last_raw.replace(picture.clone());
+        self.sensing.steady_since = self.steady_since_after(t_ms, picture, previous);
         self.last_change_t = t_ms;
         match self.phase {
             Phase::WaitingStart | Phase::Over => {

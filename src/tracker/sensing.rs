@@ -185,7 +185,7 @@ impl Tracker {
     }
 
     /// Since when the picture has been steady once `picture` comes at `t`
-    /// (before `last_raw` and `last_change_t` move on to it). A picture that
+    /// after `previous` (before `last_change_t` moves on to it). A picture that
     /// only flickered away and back is steady since before the flicker: a
     /// one-scan misread is no reason to wait longer before verifying a move
     /// without a press (DGT, blind hands: a pawn on f5 misread for 240 ms put
@@ -193,7 +193,12 @@ impl Tracker {
     /// recording). Other timings (a press on a still picture, a reply's
     /// start) still count from the latest change. Boards that send frames
     /// are left alone: there a flicker lasts a whole period.
-    pub(super) fn steady_since_after(&mut self, t: Millis, picture: &Picture) -> Millis {
+    pub(super) fn steady_since_after(
+        &mut self,
+        t: Millis,
+        picture: &Picture,
+        previous: Option<Picture>,
+    ) -> Millis {
         let flicker = self.frame_period() == 0
             && t.saturating_sub(self.last_change_t) <= FLICKER_MS
             && self
@@ -205,7 +210,7 @@ impl Tracker {
             Some((_, since)) if flicker => since,
             _ => t,
         };
-        if let Some(raw) = self.last_raw.clone() {
+        if let Some(raw) = previous {
             self.sensing.before_change = Some((raw, self.sensing.steady_since));
         }
         steady
