@@ -1050,15 +1050,56 @@ fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
 /// a picture unchanged for two scans: the game is exact, with no warning.
 #[test]
 fn a_press_read_with_a_hand_still_at_work_on_a_bus_is_no_illegal_move() {
+    let out = in_time_trouble_on_a_bus(1099);
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert!(
+        out.is_exact(),
+        "first difference at {:?}",
+        out.first_difference()
+    );
+}
+
+/// Own hands in time trouble with 2 % forgotten presses, on a bus line.
+fn in_time_trouble_on_a_bus(i: usize) -> eboard_bridge::sim::accuracy::Outcome {
     use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
-    let out = on_a_bus_of_eight_with(
-        1099,
+    on_a_bus_of_eight_with(
+        i,
         Hands {
             model: Model::Own,
             pace: Pace::TimeTrouble,
             forget_press: 0.02,
         },
+    )
+}
+
+/// Board 31 of a bus line: 1. e4, pressed; Black's hand knocks the pawn on
+/// to d5 and puts it back 640 ms later. White's press was in the board's
+/// report before the knock, but a press is given after the next report's
+/// squares, and the knock stood unchanged as far as the tracker knew for
+/// 855 ms: a 7.5.1 "pawn e2 moved to d5" with a penalty. The reports of a
+/// bus board, one every half second or so, had shown the knocked pawn for
+/// only 480 ms: a picture is at rest as far as the board's reports show it.
+#[test]
+fn a_knock_a_bus_report_showed_only_briefly_is_no_illegal_move() {
+    let out = in_time_trouble_on_a_bus(31);
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert!(
+        out.is_exact(),
+        "first difference at {:?}",
+        out.first_difference()
     );
+}
+
+/// Board 332 of a bus line: 9. Bg2, pressed; Black's hand knocks White's
+/// bishop from c1 onto c2 for 935 ms. The press came in after the knock and
+/// the cheapest reading held Bg2 as still in the hand, the knocked bishop
+/// read as where it went: a 7.5.1 "bishops c1-c2 and f1-g2" with a penalty.
+/// A close reading gives the press to Bg2, standing on g2: the knock is
+/// noise after the move, not White's illegal move.
+#[test]
+fn a_piece_knocked_after_a_press_read_late_is_no_illegal_move_when_a_close_reading_has_the_move_made(
+) {
+    let out = in_time_trouble_on_a_bus(332);
     assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
     assert!(
         out.is_exact(),

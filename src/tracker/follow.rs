@@ -332,36 +332,40 @@ impl Tracker {
                             .is_some_and(|i| h.line.len() > i + 1)
                 })
             };
-            // Or the cheapest reading, noise and all, gives the press to the
+            // Or a close reading, noise and all, gives the press to the
             // presser's last ply, at rest and standing where it went: what the
             // noise shows happened after the move was made. A bus reads the
             // clock every 2 s, so a press comes in late: a black pawn knocked
             // onto g8 by White's hand after Nf6 was made and pressed is a
             // displaced piece (7.4, should it stay), not Black's illegal move.
+            // The cheapest reading may still hold the move in the hand, the
+            // knocked piece read as where it went (board 332 of a bus line:
+            // Bg2 pressed, then Black's hand knocks the bishop on c1 onto c2).
             // A piece taken on to a square of no legal move leaves the
             // square it went to, and still reads as an illegal move.
-            let landed = press.is_some_and(|id| {
-                let (Some(mark), Some(&last), Some(shown)) =
-                    (best.marks.last(), best.line.last(), board)
-                else {
-                    return false;
-                };
-                let after = best.pos().board();
-                let went = super::search::touched(last) & after.occupied();
-                mark.press == Some(id)
-                    && !best.moving()
-                    && presser.is_some_and(|c| best.pos().turn() != c)
-                    && !went.is_empty()
-                    && went
-                        .into_iter()
-                        .all(|sq| shown.piece_at(sq) == after.piece_at(sq))
-            });
+            let landed = |h: &Hyp| {
+                press.is_some_and(|id| {
+                    let (Some(mark), Some(&last), Some(shown)) =
+                        (h.marks.last(), h.line.last(), board)
+                    else {
+                        return false;
+                    };
+                    let after = h.pos().board();
+                    let went = super::search::touched(last) & after.occupied();
+                    mark.press == Some(id)
+                        && !h.moving()
+                        && presser.is_some_and(|c| h.pos().turn() != c)
+                        && !went.is_empty()
+                        && went
+                            .into_iter()
+                            .all(|sq| shown.piece_at(sq) == after.piece_at(sq))
+                })
+            };
             (!noisy(best) && !best.moving())
                 || owned
-                || landed
                 || ev
                     .viable(MARGIN)
-                    .any(|h| replying(h) || at_rest_after_presser(h) || answered(h))
+                    .any(|h| replying(h) || at_rest_after_presser(h) || answered(h) || landed(h))
         })
     }
 

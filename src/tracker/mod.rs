@@ -270,7 +270,8 @@ pub struct Tracker {
 /// with a piece for several seconds while they think.
 const HOVER_ALERT_MS: Millis = 10_000;
 /// A pressed move is judged illegal (7.5.1) only on a picture unchanged this
-/// long: two board scans.
+/// long: two board scans. On a board that reports whole scans when polled (a
+/// DGT bus), as the board's own reports show it, not the host's silence.
 const ILLEGAL_AT_REST_MS: Millis = 500;
 /// Kings put in the centre end the game once they stay this long: a king
 /// set down for a moment next to the other on its way is a hand at work.
@@ -434,6 +435,10 @@ impl Tracker {
     /// report's do): what waited for the scan to be read whole is settled now.
     pub fn scan_ended(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
         let first = out.len();
+        let reported = &mut self.sensing.scans_reported;
+        if reported.0 != Some(t_ms) {
+            *reported = (Some(t_ms), reported.0);
+        }
         if let Some(ev) = self.evidence.as_mut() {
             if ev.scan_open(t_ms) {
                 ev.close_scan();
@@ -882,8 +887,19 @@ impl Tracker {
                     // An illegal move is judged on a picture at rest: one that
                     // changed within two scans is a hand still at work (a bus
                     // board's catch-up read while a pawn crosses d5 on its way
-                    // from e2 to e4, the press reported with it).
-                    let at_rest = t.saturating_sub(self.last_change_t) >= ILLEGAL_AT_REST_MS;
+                    // from e2 to e4, the press reported with it). A bus board
+                    // is heard from every half second or so: its picture is
+                    // known to be still only as far as its latest report
+                    // (board 31 of a bus line: White's e4 knocked onto d5 by
+                    // Black's hand, reported with White's press, and put back
+                    // 640 ms later, which the next report would have shown).
+                    let seen_still_to = match self.sensing.scans_reported {
+                        (Some(latest), _) if latest < t => latest,
+                        (Some(_), earlier) => earlier.unwrap_or(0),
+                        (None, _) => t,
+                    };
+                    let at_rest =
+                        seen_still_to.saturating_sub(self.last_change_t) >= ILLEGAL_AT_REST_MS;
                     if !press.alerted
                         && at_rest
                         && t.saturating_sub(press.t) >= self.config.illegal_alert_ms

@@ -53,6 +53,14 @@ pub(super) struct Sensing {
     /// holds that verify a move without a press count (see
     /// [`Tracker::steady_since_after`]).
     pub(super) steady_since: Millis,
+    /// The latest two instants at which the board said a scan of it was over
+    /// (a DGT bus board answering a poll), latest first. A report read at an
+    /// earlier instant than now is whole: the picture it left stood until
+    /// then, and nothing is known of the time since. One read at this very
+    /// instant may still have changes to come (a report holds several
+    /// scans). Empty on boards that report each change as it comes, whose
+    /// silence is stillness.
+    pub(super) scans_reported: (Option<Millis>, Option<Millis>),
 }
 
 impl Default for Sensing {
@@ -72,6 +80,7 @@ impl Default for Sensing {
             square_changed: [0; 64],
             before_change: None,
             steady_since: 0,
+            scans_reported: (None, None),
         }
     }
 }
