@@ -660,6 +660,80 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
     assert_quiet_session(&events);
 }
 
+/// A catch-up report can hold several scans after a press record: the press
+/// is given once the scan after the record is read, before the next one.
+/// Held to the end of the report, it came after a move made later: White
+/// plays e4 and presses, Black plays e5 and forgets to press, White sets a
+/// knight down on f3 and takes it back. Given after the knight, the press
+/// verified Nf3, and the knight going back read as a takeback (7.1).
+#[test]
+fn a_bus_press_is_given_before_the_second_scan_after_its_record() {
+    use eboard_bridge::events::{GameEvent, TrackerEvent};
+    let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
+    let mut events = Vec::new();
+    let mut feed = |t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
+        session.feed(
+            &Chunk {
+                t_ms,
+                dir: Direction::In,
+                bytes: bus(1025, reply),
+            },
+            events,
+        );
+    };
+    let verified = |events: &[Stamped]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match &e.event {
+                TrackerEvent::Game(GameEvent::Move(m)) if m.verified => Some(m.uci.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    feed(0, BusReply::BoardDump(start()), &mut events);
+    feed(
+        1_100,
+        BusReply::Clock(BwTime {
+            lever_right_high: false,
+            ..clock_reading(0, 0)
+        }),
+        &mut events,
+    );
+    let white = |r: Role| Sensed::Piece(r.of(Color::White));
+    let black = Sensed::Piece(Role::Pawn.of(Color::Black));
+    feed(
+        5_000,
+        BusReply::Changes(vec![
+            field(Square::E2, Sensed::Empty),
+            field(Square::E4, white(Role::Pawn)),
+            EeRecord::Clock {
+                left: true,
+                hours: 0,
+                minutes: 2,
+                seconds: 55,
+            },
+            field(Square::E7, Sensed::Empty),
+            field(Square::E5, black),
+            field(Square::G1, Sensed::Empty),
+            field(Square::F3, white(Role::Knight)),
+        ]),
+        &mut events,
+    );
+    feed(
+        5_500,
+        BusReply::Changes(vec![
+            field(Square::F3, Sensed::Empty),
+            field(Square::G1, white(Role::Knight)),
+        ]),
+        &mut events,
+    );
+    for t in (6_000..=9_000).step_by(500) {
+        feed(t, BusReply::Changes(vec![]), &mut events);
+    }
+    assert_eq!(verified(&events), vec!["e2e4".to_string()], "{events:#?}");
+    assert_quiet_session(&events);
+}
+
 fn assert_quiet_session(events: &[Stamped]) {
     use eboard_bridge::events::{GameEvent, TrackerEvent};
     for e in events {

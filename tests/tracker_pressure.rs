@@ -1072,6 +1072,24 @@ fn in_time_trouble_on_a_bus(i: usize) -> eboard_bridge::sim::accuracy::Outcome {
     )
 }
 
+/// Board 1470 of a bus line: 24. Qa4, pressed; Black plays Qe7 and forgets
+/// to press; White sets his knight down on h1, takes it back to g3, and
+/// plays Be4. The board's report held White's press record, then Qe7 and
+/// the knight on h1: the press, given after all of it, verified Nh1, and
+/// the knight going back was a takeback with a 7.1 warning. Given after the
+/// scan that follows its record, the press is Qa4's and the game is exact.
+#[test]
+fn a_bus_press_is_not_given_to_a_move_made_scans_after_it() {
+    let out = in_time_trouble_on_a_bus(1470);
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert_eq!(out.retractions, 0);
+    assert!(
+        out.is_exact(),
+        "first difference at {:?}",
+        out.first_difference()
+    );
+}
+
 /// Board 31 of a bus line: 1. e4, pressed; Black's hand knocks the pawn on
 /// to d5 and puts it back 640 ms later. White's press was in the board's
 /// report before the knock, but a press is given after the next report's

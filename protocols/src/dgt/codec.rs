@@ -58,6 +58,9 @@ struct HeldPress {
     /// Seen first by a clock poll, not yet by the board's clock record: the
     /// record, in its place among the squares, is what says when it happened.
     from_poll: bool,
+    /// A field record came after the clock record: the scan after the press
+    /// is being read, and the next scan begins after it.
+    scan_after: bool,
 }
 
 /// A held bus press is given anyway after this long without a change report
@@ -280,6 +283,23 @@ impl DgtCodec {
                                     board,
                                     what: Observation::ScanEnded,
                                 });
+                                // The scan after a press record is read: the
+                                // press comes before the next one. Held to the
+                                // end of the report, it came after moves made
+                                // later (a catch-up holding Qa4, the press, Qe7
+                                // and a knight set down and taken back: the
+                                // press read as the knight's, and the knight
+                                // going back as a takeback, 7.1).
+                                if self
+                                    .state(board)
+                                    .held_press
+                                    .is_some_and(|h| h.scan_after && !h.from_poll)
+                                {
+                                    self.release_press(board, t_ms, out);
+                                }
+                            }
+                            if let Some(h) = self.state(board).held_press.as_mut() {
+                                h.scan_after = true;
                             }
                             out.push(Observed {
                                 board,
@@ -403,6 +423,7 @@ impl DgtCodec {
                 since: t_ms,
                 report_after: false,
                 from_poll: true,
+                scan_after: false,
             });
             out.push(Observed {
                 board,
@@ -427,9 +448,10 @@ impl DgtCodec {
     /// the press is logged after the record. Given at once, the press would
     /// find the picture one scan old, and the tracker takes a press on a shown
     /// move as proof the move is complete (a pawn seen on c3 on its way to c4
-    /// would be verified as c3). So the press is held until the change report
-    /// after the one holding the record has been read (it holds the scan after
-    /// the press), and then given after that report's squares.
+    /// would be verified as c3). So the press is held for the scan after it:
+    /// given before the records of the next scan after that one, or, if the
+    /// records run out first, after the squares of the change report after
+    /// the one holding the record (it holds the scan after the press).
     fn ee_press(
         &mut self,
         board: BoardId,
@@ -447,6 +469,7 @@ impl DgtCodec {
                     h.since = t_ms;
                     h.report_after = false;
                     h.from_poll = false;
+                    h.scan_after = false;
                 }
                 self.dgt.ee_presses += 1;
                 return;
@@ -476,6 +499,7 @@ impl DgtCodec {
             since: t_ms,
             report_after: false,
             from_poll: false,
+            scan_after: false,
         });
         self.dgt.ee_presses += 1;
     }
