@@ -1041,6 +1041,32 @@ fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
     }
 }
 
+/// A Millennium board has no clock, so nothing but the pictures tells play
+/// from pieces put back. Blind hands in time trouble, game 144: 26. Qb5,
+/// then Rc5 Qb8+ Rc8 within 1.5 s, the board back on the position before
+/// Qb5. The queen's lift from b5 was read with noise (a bishop lifted and put
+/// back on e2 in the same instant), and the board's return was taken for Qb5
+/// taken back: a 7.1 warning and four plies never published. The rook's trip
+/// c8-c5-c8 is what pieces put back cannot show: the repetition is read as
+/// played, and the game is exact.
+#[test]
+fn a_quick_repetition_on_a_board_without_a_clock_is_no_takeback() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let out = played_on("millennium", 144, hands);
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert_eq!(out.retractions, 0);
+    assert!(
+        out.is_exact(),
+        "first difference at {:?}",
+        out.first_difference()
+    );
+}
+
 /// On a bus the host reads a board's changes in catch-ups and its clock every
 /// 2 s, so a press may be judged on a picture of a hand still at work. Own
 /// hands in time trouble, board 1099 of a bus line: White's press for d4 was

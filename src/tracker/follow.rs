@@ -123,6 +123,7 @@ impl Tracker {
                         .chain(&h.line[k.min(h.line.len())..])
                         .fold(Bitboard::EMPTY, |acc, &m| acc | super::search::touched(m));
                     !h.noisy_on_since(noise_since, since_back)
+                        || self.others_moved_since(b, &h.line[k.min(h.line.len())..])
                 });
             let noise = shown.as_ref().map_or(0, |b| h.noise_squares(b));
             (h.line.clone(), h.moving(), h.noisy(), played, noise)
@@ -343,7 +344,10 @@ impl Tracker {
             // Bg2 pressed, then Black's hand knocks the bishop on c1 onto c2).
             // A piece taken on to a square of no legal move leaves the
             // square it went to, and still reads as an illegal move.
-            let landed = |h: &Hyp| {
+            // Another reading than the cheapest counts only with its noise
+            // off the move's own squares: a captured pawn left on d5 after
+            // exd6 e.p. is the move made wrong (7.5.2), not noise after it.
+            let landed = |h: &Hyp, cheapest: bool| {
                 press.is_some_and(|id| {
                     let (Some(mark), Some(&last), Some(shown)) =
                         (h.marks.last(), h.line.last(), board)
@@ -352,6 +356,9 @@ impl Tracker {
                     };
                     let after = h.pos().board();
                     let went = super::search::touched(last) & after.occupied();
+                    let own_squares_clean = cheapest
+                        || (super::search::diff(after, shown) & super::search::touched(last))
+                            .is_empty();
                     mark.press == Some(id)
                         && !h.moving()
                         && presser.is_some_and(|c| h.pos().turn() != c)
@@ -359,13 +366,15 @@ impl Tracker {
                         && went
                             .into_iter()
                             .all(|sq| shown.piece_at(sq) == after.piece_at(sq))
+                        && own_squares_clean
                 })
             };
             (!noisy(best) && !best.moving())
                 || owned
-                || ev
-                    .viable(MARGIN)
-                    .any(|h| replying(h) || at_rest_after_presser(h) || answered(h) || landed(h))
+                || landed(best, true)
+                || ev.viable(MARGIN).any(|h| {
+                    replying(h) || at_rest_after_presser(h) || answered(h) || landed(h, false)
+                })
         })
     }
 
@@ -408,6 +417,31 @@ impl Tracker {
             }
         }
         (board.piece_at(from) != h.pos().board().piece_at(from)).then_some(reply)
+    }
+
+    /// The plies `reading` moved pieces the plies since `back` never touched,
+    /// and every square of theirs changed after the squares of those plies
+    /// began to: another piece made a trip of its own on the way back to the
+    /// earlier position, which pieces put back cannot show (a repetition
+    /// played quickly on a board without a clock, Qb5 then Rc5 Qb8 Rc8, the
+    /// queen's lift read with noise: not Qb5 taken back). Pieces put back
+    /// leave the other pieces where they stood.
+    fn others_moved_since(&self, back: usize, reading: &[Move]) -> bool {
+        let Some(game) = self.game.as_ref() else {
+            return false;
+        };
+        let touched = |plies: &[Move]| {
+            plies
+                .iter()
+                .fold(Bitboard::EMPTY, |acc, &m| acc | super::search::touched(m))
+        };
+        let undone = touched(&game.moves[back.min(game.moves.len())..]);
+        let others = touched(reading) & !undone;
+        let changed = &self.sensing.square_changed;
+        let Some(began) = undone.into_iter().map(|sq| changed[sq as usize]).min() else {
+            return false;
+        };
+        !others.is_empty() && others.into_iter().all(|sq| changed[sq as usize] > began)
     }
 
     /// The board shows, or showed since the last explained picture, an earlier
