@@ -199,8 +199,11 @@ impl Tracker {
         };
         // A clock read while the mover's own still ran: his press may yet
         // come and re-time the move (see `Tracker::late_press_for_verified`).
+        // So may a clock not read yet: a bus host reads it every 2 s, and a
+        // first move verified before its first reading had no [%clk] at all
+        // (own hands in time trouble on a bus: 96 games of 1,938).
         self.clock.unpressed_ply = match press {
-            None if clock_ms.is_some() => Some(ply),
+            None if clock_ms.is_some() || !self.config.no_clock => Some(ply),
             _ => None,
         };
         for note in step.notes {
