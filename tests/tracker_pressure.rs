@@ -1064,6 +1064,27 @@ fn a_quick_repetition_on_a_board_without_a_clock_is_no_takeback() {
     );
 }
 
+/// A ply published wrong is corrected once the board rests; until then the
+/// board is play read another way, not displaced pieces. Chessnut, blind
+/// hands in time trouble, game 219: b7-b5 with the pawn set down on b6 on
+/// the way, then Bb1, read as b6 Bb1 b5; Black's next moves refuted it, but
+/// the board did not rest for 8 s and a 7.4 warning listing sixteen squares
+/// went out 2 s before the correction. The correction comes as before, and
+/// no warning.
+#[test]
+fn a_ply_read_wrong_in_fast_play_is_corrected_without_a_displaced_pieces_alert() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let out = played_on("chessnut", 219, hands);
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert_eq!(out.retractions, 1, "the wrong plies are withdrawn once");
+    assert_eq!(out.verified, out.expected, "the record in the end");
+}
+
 /// On a bus the host reads a board's changes in catch-ups and its clock every
 /// 2 s, so a press may be judged on a picture of a hand still at work. Own
 /// hands in time trouble, board 1099 of a bus line: White's press for d4 was

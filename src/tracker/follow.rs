@@ -444,6 +444,18 @@ impl Tracker {
         !others.is_empty() && others.into_iter().all(|sq| changed[sq as usize] > began)
     }
 
+    /// The cheapest reading reads the board as play without noise, and no
+    /// close reading keeps the verified line: a ply was published wrong and
+    /// is corrected once the board rests, not displaced pieces (7.4). In
+    /// fast play on a board without a clock it may not rest for seconds
+    /// (Chessnut, blind hands in time trouble, game 219: b6 was published
+    /// for b5, and a 7.4 listing sixteen squares came 2 s before the
+    /// correction).
+    pub(super) fn another_line_reads_clean(&self) -> bool {
+        self.evidence.as_ref().is_some_and(|ev| !ev.best().noisy())
+            && self.published_reading(REFUTED).is_none()
+    }
+
     /// The board shows, or showed since the last explained picture, an earlier
     /// position of the game.
     fn went_back(&self) -> bool {

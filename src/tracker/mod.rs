@@ -937,6 +937,7 @@ impl Tracker {
                     if !self.current.unexplained_alerted
                         && t.saturating_sub(since) >= threshold
                         && seen_long_enough
+                        && !self.another_line_reads_clean()
                     {
                         self.current.unexplained_alerted = true;
                         if let Some(b) = &board {
