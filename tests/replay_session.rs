@@ -43,6 +43,18 @@ fn bus(address: u16, reply: BusReply) -> Vec<u8> {
     v
 }
 
+/// Board 1025 of a bus line says `reply` at `t_ms`.
+fn bus_report(session: &mut Session, t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>) {
+    session.feed(
+        &Chunk {
+            t_ms,
+            dir: Direction::In,
+            bytes: bus(1025, reply),
+        },
+        events,
+    );
+}
+
 fn single(m: Message) -> Vec<u8> {
     let mut v = Vec::new();
     m.encode(&mut v);
@@ -472,16 +484,7 @@ fn bus_clock_records_are_presses_given_after_the_next_scan() {
     use eboard_bridge::events::{GameEvent, TrackerEvent};
     let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
     let mut events = Vec::new();
-    let feed = |session: &mut Session, t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
-        session.feed(
-            &Chunk {
-                t_ms,
-                dir: Direction::In,
-                bytes: bus(1025, reply),
-            },
-            events,
-        );
-    };
+    let feed = bus_report;
     // White's clock (left) runs: the left side of the lever is high.
     let reading = |lever_right_high: bool| BwTime {
         lever_right_high,
@@ -672,14 +675,7 @@ fn a_bus_press_is_given_before_the_second_scan_after_its_record() {
     let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
     let mut events = Vec::new();
     let mut feed = |t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
-        session.feed(
-            &Chunk {
-                t_ms,
-                dir: Direction::In,
-                bytes: bus(1025, reply),
-            },
-            events,
-        );
+        bus_report(&mut session, t_ms, reply, events)
     };
     let verified = |events: &[Stamped]| -> Vec<String> {
         events
@@ -759,14 +755,7 @@ fn a_bus_clock_started_between_polls_is_learned_from_the_first_press_record() {
     let mut session = Session::new(1, DgtCodec::boxed(Mode::Bus), TrackerConfig::default());
     let mut events = Vec::new();
     let mut feed = |t_ms: u64, reply: BusReply, events: &mut Vec<Stamped>| {
-        session.feed(
-            &Chunk {
-                t_ms,
-                dir: Direction::In,
-                bytes: bus(1025, reply),
-            },
-            events,
-        );
+        bus_report(&mut session, t_ms, reply, events)
     };
     feed(0, BusReply::BoardDump(start()), &mut events);
     // Before the start: stopped, the lever's left side high.

@@ -755,6 +755,29 @@ fn a_press_read_after_the_reply_still_times_the_move() {
     assert_quiet(&sc);
 }
 
+/// The hands written blind to the tracker, in time trouble, forgetting 2 % of
+/// their presses.
+fn blind_hands_in_time_trouble() -> eboard_bridge::sim::accuracy::Hands {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    }
+}
+
+/// The game was published exactly as played: no warning or error on the way,
+/// nothing withdrawn.
+fn assert_exact_and_quiet(out: &eboard_bridge::sim::accuracy::Outcome) {
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert_eq!(out.retractions, 0, "retractions");
+    assert!(
+        out.is_exact(),
+        "first difference at {:?}",
+        out.first_difference()
+    );
+}
+
 /// The games of `cases` (bench numbering, set-up normal, sensor noise on),
 /// each played by its hands on `family`'s virtual board, that are not read
 /// exactly (a wrong ply, a retraction or a warning), in words.
@@ -886,12 +909,7 @@ fn a_reading_published_as_uncertain_is_corrected_when_the_next_move_decides() {
 /// may differ there, and the arbiters get an 8.4 note naming the readings.
 #[test]
 fn a_frame_board_keeps_up_with_five_plies_between_two_clean_frames() {
-    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
-    let hands = Hands {
-        model: Model::Blind,
-        pace: Pace::TimeTrouble,
-        forget_press: 0.02,
-    };
+    let hands = blind_hands_in_time_trouble();
     let out = played_on("certabo", 29, hands);
     assert_eq!(
         out.verified.len(),
@@ -1016,12 +1034,7 @@ fn a_piece_knocked_over_after_a_move_pressed_on_a_bus_is_no_illegal_move() {
 /// with no warning.
 #[test]
 fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
-    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
-    let hands = Hands {
-        model: Model::Blind,
-        pace: Pace::TimeTrouble,
-        forget_press: 0.02,
-    };
+    let hands = blind_hands_in_time_trouble();
     for i in [362, 439, 121] {
         let out = played_on("certabo", i, hands);
         assert_eq!(
@@ -1048,20 +1061,9 @@ fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
 /// played, and the game is exact.
 #[test]
 fn a_quick_repetition_on_a_board_without_a_clock_is_no_takeback() {
-    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
-    let hands = Hands {
-        model: Model::Blind,
-        pace: Pace::TimeTrouble,
-        forget_press: 0.02,
-    };
+    let hands = blind_hands_in_time_trouble();
     let out = played_on("millennium", 144, hands);
-    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
-    assert_eq!(out.retractions, 0);
-    assert!(
-        out.is_exact(),
-        "first difference at {:?}",
-        out.first_difference()
-    );
+    assert_exact_and_quiet(&out);
 }
 
 /// A ply published wrong is corrected once the board rests; until then the
@@ -1073,12 +1075,7 @@ fn a_quick_repetition_on_a_board_without_a_clock_is_no_takeback() {
 /// no warning.
 #[test]
 fn a_ply_read_wrong_in_fast_play_is_corrected_without_a_displaced_pieces_alert() {
-    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
-    let hands = Hands {
-        model: Model::Blind,
-        pace: Pace::TimeTrouble,
-        forget_press: 0.02,
-    };
+    let hands = blind_hands_in_time_trouble();
     let out = played_on("chessnut", 219, hands);
     assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
     assert_eq!(out.retractions, 1, "the wrong plies are withdrawn once");
@@ -1095,12 +1092,7 @@ fn a_ply_read_wrong_in_fast_play_is_corrected_without_a_displaced_pieces_alert()
 #[test]
 fn a_press_read_with_a_hand_still_at_work_on_a_bus_is_no_illegal_move() {
     let out = in_time_trouble_on_a_bus(1099);
-    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
-    assert!(
-        out.is_exact(),
-        "first difference at {:?}",
-        out.first_difference()
-    );
+    assert_exact_and_quiet(&out);
 }
 
 /// Own hands in time trouble with 2 % forgotten presses, on a bus line.
@@ -1125,13 +1117,7 @@ fn in_time_trouble_on_a_bus(i: usize) -> eboard_bridge::sim::accuracy::Outcome {
 #[test]
 fn a_bus_press_is_not_given_to_a_move_made_scans_after_it() {
     let out = in_time_trouble_on_a_bus(1470);
-    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
-    assert_eq!(out.retractions, 0);
-    assert!(
-        out.is_exact(),
-        "first difference at {:?}",
-        out.first_difference()
-    );
+    assert_exact_and_quiet(&out);
 }
 
 /// Board 31 of a bus line: 1. e4, pressed; Black's hand knocks the pawn on
@@ -1144,12 +1130,7 @@ fn a_bus_press_is_not_given_to_a_move_made_scans_after_it() {
 #[test]
 fn a_knock_a_bus_report_showed_only_briefly_is_no_illegal_move() {
     let out = in_time_trouble_on_a_bus(31);
-    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
-    assert!(
-        out.is_exact(),
-        "first difference at {:?}",
-        out.first_difference()
-    );
+    assert_exact_and_quiet(&out);
 }
 
 /// Board 332 of a bus line: 9. Bg2, pressed; Black's hand knocks White's
@@ -1162,10 +1143,5 @@ fn a_knock_a_bus_report_showed_only_briefly_is_no_illegal_move() {
 fn a_piece_knocked_after_a_press_read_late_is_no_illegal_move_when_a_close_reading_has_the_move_made(
 ) {
     let out = in_time_trouble_on_a_bus(332);
-    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
-    assert!(
-        out.is_exact(),
-        "first difference at {:?}",
-        out.first_difference()
-    );
+    assert_exact_and_quiet(&out);
 }
