@@ -1082,25 +1082,6 @@ fn a_ply_read_wrong_in_fast_play_is_corrected_without_a_displaced_pieces_alert()
     assert_eq!(out.verified, out.expected, "the record in the end");
 }
 
-/// Two readings as dear as each other: the board at rest on the move made,
-/// or a hand holding a piece. Certabo, blind hands at normal pace, game
-/// 100: Rxc4, the queen slid off by b4 and a4 and seen on a4 in one frame,
-/// read as Rc2 Qa4 Rc4 with the queen then lifted from a4 (Black's move
-/// under way) as well as Rxc4 with the queen seen once on a4. The hand
-/// holding the queen was followed and, after 10 s, a 7.4 "a4 should hold
-/// Black's queen" went out. At equal cost the board at rest comes first.
-#[test]
-fn at_equal_cost_a_board_at_rest_is_read_before_a_hand_holding_a_piece() {
-    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
-    let hands = Hands {
-        model: Model::Blind,
-        pace: Pace::Normal,
-        forget_press: 0.02,
-    };
-    let out = played_on("certabo", 100, hands);
-    assert_exact_and_quiet(&out);
-}
-
 /// On a bus the host reads a board's changes in catch-ups and its clock every
 /// 2 s, so a press may be judged on a picture of a hand still at work. Own
 /// hands in time trouble, board 1099 of a bus line: White's press for d4 was

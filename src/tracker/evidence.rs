@@ -971,8 +971,7 @@ fn revisits(line: &[Move]) -> bool {
 /// ply under way are one: their candidates are merged, each at its
 /// cheaper cost.
 fn keep(mut hyps: Vec<Hyp>) -> Vec<Hyp> {
-    // At equal cost, a board at rest before a hand holding a piece.
-    hyps.sort_by_key(|h| (h.cost(), h.moving()));
+    hyps.sort_by_key(Hyp::cost);
     let mut kept: Vec<Hyp> = Vec::with_capacity(MAX_HYPS);
     let limit = hyps.first().map_or(0, Hyp::cost).saturating_add(BEAM);
     for h in hyps {

@@ -344,10 +344,9 @@ impl Tracker {
             // Bg2 pressed, then Black's hand knocks the bishop on c1 onto c2).
             // A piece taken on to a square of no legal move leaves the
             // square it went to, and still reads as an illegal move.
-            // Never with the move half done (a captured pawn left on d5
-            // after exd6 e.p. is the move made wrong, 7.5.2, not noise after
-            // it), and another reading than the cheapest only with its noise
-            // off the move's own squares.
+            // Another reading than the cheapest counts only with its noise
+            // off the move's own squares: a captured pawn left on d5 after
+            // exd6 e.p. is the move made wrong (7.5.2), not noise after it.
             let landed = |h: &Hyp, cheapest: bool| {
                 press.is_some_and(|id| {
                     let (Some(mark), Some(&last), Some(shown)) =
@@ -357,26 +356,9 @@ impl Tracker {
                     };
                     let after = h.pos().board();
                     let went = super::search::touched(last) & after.occupied();
-                    // The move left half done is the move made wrong: its
-                    // piece still on the square it left, or the pawn taken
-                    // en passant still on its square.
-                    let us = !h.pos().turn();
-                    let from_still = last
-                        .from()
-                        .is_some_and(|f| shown.piece_at(f) == Some(last.role().of(us)));
-                    let taken_still = match last {
-                        Move::EnPassant { from, to } => {
-                            let sq = Square::from_coords(to.file(), from.rank());
-                            shown.piece_at(sq) == Some(shakmaty::Role::Pawn.of(!us))
-                        }
-                        _ => false,
-                    };
-                    let own_squares_clean = if cheapest {
-                        !from_still && !taken_still
-                    } else {
-                        (super::search::diff(after, shown) & super::search::touched(last))
-                            .is_empty()
-                    };
+                    let own_squares_clean = cheapest
+                        || (super::search::diff(after, shown) & super::search::touched(last))
+                            .is_empty();
                     mark.press == Some(id)
                         && !h.moving()
                         && presser.is_some_and(|c| h.pos().turn() != c)
