@@ -200,6 +200,24 @@ impl Game {
         (self.history.len() - 1) as u32
     }
 
+    /// The position of the game the pieces are to be put back to when the
+    /// board shows what no reading explains (7.4): of the verified position
+    /// and those after each unverified ply, the one fewest squares away from
+    /// the board, the earliest on a tie. An unverified ply is a reading of the
+    /// board, and a displaced piece can make one: a pawn knocked from a2 to
+    /// b3 on a Certabo, a frame catching it in the hand, read as a2-a4 made
+    /// and moved on. The squares to restore are then a2 and b3, not a4.
+    fn restore_target(&self, board: Option<&Board>, shown: shakmaty::Bitboard) -> &Chess {
+        let away = |p: &Chess| match board {
+            Some(b) => search::diff(p.board(), b).count(),
+            None => (p.board().occupied() ^ shown).count(),
+        };
+        (0..=self.pending.len())
+            .map(|j| self.pos_at(j))
+            .min_by_key(|p| away(p))
+            .expect("the verified position is always there")
+    }
+
     /// Keeps the verified plies up to `k`.
     fn truncate(&mut self, k: usize) {
         self.history.truncate(k + 1);
@@ -268,7 +286,7 @@ pub struct Tracker {
 /// A move under way (the mover's piece in the hand) is reported as displaced
 /// pieces only after this long, or `displaced_alert_ms` if longer: players hover
 /// with a piece for several seconds while they think.
-const HOVER_ALERT_MS: Millis = 10_000;
+pub(crate) const HOVER_ALERT_MS: Millis = 10_000;
 /// A pressed move is judged illegal (7.5.1) only on a picture unchanged this
 /// long: two board scans. On a board that reports whole scans when polled (a
 /// DGT bus), as the board's own reports show it, not the host's silence.
@@ -940,15 +958,12 @@ impl Tracker {
                         && !self.another_line_reads_clean()
                     {
                         self.current.unexplained_alerted = true;
+                        let restore = game.restore_target(board.as_ref(), shown).board();
                         if let Some(b) = &board {
-                            let mask = search::diff(game.tip().board(), b);
+                            let mask = search::diff(restore, b);
                             self.current.displaced = Some((mask, b.clone()));
                         }
-                        out.push(laws::displaced_alert(
-                            game.tip().board(),
-                            board.as_ref(),
-                            shown,
-                        ));
+                        out.push(laws::displaced_alert(restore, board.as_ref(), shown));
                     }
                 }
             }
