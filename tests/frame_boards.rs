@@ -118,3 +118,71 @@ fn a_one_handed_capture_inside_one_frame_raises_no_two_hands_alert() {
         .collect();
     assert!(two_hands.is_empty(), "{two_hands:?}");
 }
+
+/// A Certabo (a frame a second, no clock) left with a pawn knocked from a2 to
+/// b3 after 1. e4 e5. The recording goes on while the players sign, as a
+/// daemon goes on reading a board that streams frames, long enough for the
+/// displaced-pieces alert (7.4) to come: cut at the clockless hold, it ended
+/// before the alert, and a game whose end the tracker had lost read as quiet
+/// in the accuracy bench. The alert names a2 and b3: a frame caught the pawn
+/// in the hand, and a reading of a2-a4 made and moved on had the arbiter put
+/// a pawn back on a4.
+#[test]
+fn a_frame_board_left_displaced_at_the_end_of_a_recording_gets_its_alert() {
+    let family = eboard_protocols::family("certabo").unwrap();
+    let game: Game = load_pgn("1. e4 e5 *\n").unwrap().remove(0);
+    let opts = SimOptions {
+        family,
+        ..SimOptions::default()
+    };
+    let played = hand::play(&game.start, &game.moves, &opts.hand);
+    let end = played.actions.last().unwrap().t_ms;
+    let pawn = Piece {
+        color: Color::White,
+        role: Role::Pawn,
+    };
+    let mut actions = played.actions.clone();
+    actions.push(TimedAction {
+        t_ms: end + 6_000,
+        action: PhysicalAction::Lift {
+            square: Square::A2,
+            piece: pawn,
+        },
+    });
+    actions.push(TimedAction {
+        t_ms: end + 6_300,
+        action: PhysicalAction::Place {
+            square: Square::B3,
+            piece: pawn,
+        },
+    });
+    let script = HandScript {
+        actions,
+        made_at: Vec::new(),
+        pressed: Vec::new(),
+    };
+    let run = simulate_script(&game, &opts, script);
+    let read = replay_as(family, &run.chunks);
+    let [record] = &read.games[..] else {
+        panic!("one game: {:?}", read.games);
+    };
+    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
+    assert_eq!(moves, game.uci_moves());
+    let displaced: Vec<_> = read
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Alert(a) if a.kind == "displaced_pieces" => Some(a),
+            _ => None,
+        })
+        .collect();
+    let [alert] = &displaced[..] else {
+        panic!("one 7.4 alert: {displaced:?}");
+    };
+    assert_eq!(alert.article, "7.4");
+    assert!(
+        alert.message.contains("a2") && alert.message.contains("b3"),
+        "{}",
+        alert.message
+    );
+}

@@ -86,7 +86,22 @@ fn recording_tail_ms(opts: &SimOptions) -> u64 {
         // longer than the clockless hold.
         (ClockLink::None, Reporting::EveryChange { .. }) => 0,
     };
-    opts.tail_ms.max(covered)
+    // A board left showing what the record does not explain gets a 7.4 once
+    // the picture has stood for the displaced alert's time (longer when a
+    // frame caught the mover's piece in the hand), and a board that sends
+    // frames goes on sending them while the players sign. Cut sooner, a game
+    // whose end the tracker lost reads as quiet (Certabo, blind hands in time
+    // trouble: the mate of game 27 never published, and no alert).
+    let alerted = match caps.reporting {
+        Reporting::Frames { period_ms } => {
+            config
+                .displaced_alert_ms
+                .max(crate::tracker::HOVER_ALERT_MS)
+                + 2 * period_ms
+        }
+        Reporting::EveryChange { .. } => 0,
+    };
+    opts.tail_ms.max(covered).max(alerted)
 }
 
 /// A simulated game: the capture and the hands' script that produced it.
