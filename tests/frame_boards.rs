@@ -3,7 +3,7 @@
 //! board, read back by `replay` (the header names the family, the session
 //! gives the tracker the family's sensor profile).
 
-use eboard_bridge::events::TrackerEvent;
+use eboard_bridge::events::{Alert, TrackerEvent};
 use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
 use eboard_bridge::session::replay::{replay, Collected};
 use eboard_bridge::sim::games::{load_pgn, Game};
@@ -129,6 +129,47 @@ fn a_one_handed_capture_inside_one_frame_raises_no_two_hands_alert() {
 /// a pawn back on a4.
 #[test]
 fn a_frame_board_left_displaced_at_the_end_of_a_recording_gets_its_alert() {
+    let pawn = Piece {
+        color: Color::White,
+        role: Role::Pawn,
+    };
+    let alert = displaced_after_e4_e5(pawn, Square::A2, Square::B3);
+    assert!(
+        alert
+            .message
+            .contains("a2 should hold White's pawn but is empty")
+            && alert
+                .message
+                .contains("b3 holds White's pawn but should be empty")
+            && !alert.message.contains("out of turn"),
+        "{}",
+        alert.message
+    );
+}
+
+/// The same board after 1. e4 e5 shows Black's knight moved g8-f6 with White
+/// to move. A knock, or a move of each side made inside one frame (a piece
+/// out and back) that the board never showed, with Nf6 made after them: the
+/// arbiters are told it is Nf6 out of turn, and to check the scoresheets
+/// before restoring anything.
+#[test]
+fn a_frame_board_showing_a_move_out_of_turn_says_so_in_its_alert() {
+    let knight = Piece {
+        color: Color::Black,
+        role: Role::Knight,
+    };
+    let alert = displaced_after_e4_e5(knight, Square::G8, Square::F6);
+    assert!(
+        alert.message.contains("That is Black's Nf6 out of turn")
+            && alert.message.contains("scoresheets"),
+        "{}",
+        alert.message
+    );
+}
+
+/// The game 1. e4 e5 played on a Certabo, then `piece` taken from `from` to
+/// `to` six seconds later and left there: the one alert that brings, a 7.4.
+fn displaced_after_e4_e5(piece: Piece, from: Square, to: Square) -> Alert {
     let family = eboard_protocols::family("certabo").unwrap();
     let game: Game = load_pgn("1. e4 e5 *\n").unwrap().remove(0);
     let opts = SimOptions {
@@ -137,24 +178,17 @@ fn a_frame_board_left_displaced_at_the_end_of_a_recording_gets_its_alert() {
     };
     let played = hand::play(&game.start, &game.moves, &opts.hand);
     let end = played.actions.last().unwrap().t_ms;
-    let pawn = Piece {
-        color: Color::White,
-        role: Role::Pawn,
-    };
     let mut actions = played.actions.clone();
     actions.push(TimedAction {
         t_ms: end + 6_000,
         action: PhysicalAction::Lift {
-            square: Square::A2,
-            piece: pawn,
+            square: from,
+            piece,
         },
     });
     actions.push(TimedAction {
         t_ms: end + 6_300,
-        action: PhysicalAction::Place {
-            square: Square::B3,
-            piece: pawn,
-        },
+        action: PhysicalAction::Place { square: to, piece },
     });
     let script = HandScript {
         actions,
@@ -168,21 +202,20 @@ fn a_frame_board_left_displaced_at_the_end_of_a_recording_gets_its_alert() {
     };
     let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
     assert_eq!(moves, game.uci_moves());
-    let displaced: Vec<_> = read
+    let alerts: Vec<&Alert> = read
         .events
         .iter()
         .filter_map(|e| match &e.event {
-            TrackerEvent::Alert(a) if a.kind == "displaced_pieces" => Some(a),
+            TrackerEvent::Alert(a) => Some(a),
             _ => None,
         })
         .collect();
-    let [alert] = &displaced[..] else {
-        panic!("one 7.4 alert: {displaced:?}");
+    let [alert] = &alerts[..] else {
+        panic!("one alert: {alerts:?}");
     };
-    assert_eq!(alert.article, "7.4");
-    assert!(
-        alert.message.contains("a2") && alert.message.contains("b3"),
-        "{}",
-        alert.message
+    assert_eq!(
+        (alert.kind.as_str(), alert.article.as_str()),
+        ("displaced_pieces", "7.4")
     );
+    (*alert).clone()
 }

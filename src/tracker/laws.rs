@@ -5,7 +5,7 @@
 //! Everything here is pure description: the tracker decides *when* an alert is
 //! raised or resolved; this module decides *what it says*.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Piece, Position, Role, Square};
+use shakmaty::{san::SanPlus, Bitboard, Board, Chess, Color, Piece, Position, Role, Square};
 
 use crate::events::{Alert, AlertKind, Severity, TrackerEvent};
 use crate::timecontrol::{illegal_move_penalty, Regime, TimeControl};
@@ -240,10 +240,25 @@ pub fn press_without_move_alert(
     })
 }
 
-/// Articles 7.4 / 7.6: squares whose content differs from the game's position,
+/// Articles 7.4 / 7.6: squares whose content differs from `game`'s position,
 /// each named with what belongs there. `board` is `None` on occupancy-only boards,
 /// where only `shown` (the occupied squares) is known.
-pub fn displaced_alert(tip: &Board, board: Option<&Board>, shown: Bitboard) -> TrackerEvent {
+///
+/// When the board shows a legal move of the side not to move, the alert says
+/// so: on a board that sends a picture a second, a move of each side made
+/// within one picture leaves no trace (a knight out and back, a king there
+/// and back), and the next move is then read out of turn. Only the
+/// scoresheets tell that from pieces knocked over; the arbiters get both.
+pub fn displaced_alert(game: &Chess, board: Option<&Board>, shown: Bitboard) -> TrackerEvent {
+    let tip = game.board();
+    let out_of_turn = board.and_then(|b| {
+        let other = game.clone().swap_turn().ok()?;
+        other.legal_moves().into_iter().find_map(|m| {
+            let mut after = other.clone();
+            after.play_unchecked(m);
+            (after.board() == b).then(|| SanPlus::from_move(other.clone(), m))
+        })
+    });
     let squares = match board {
         Some(b) => crate::tracker::search::diff(tip, b),
         None => tip.occupied() ^ shown,
@@ -274,10 +289,19 @@ pub fn displaced_alert(tip: &Board, board: Option<&Board>, shown: Bitboard) -> T
         article: "7.4".into(),
         severity: Severity::Warning,
         squares: Alert::square_names(squares),
-        message: format!(
-            "The board does not show the game's position: {}. Restore the pieces (7.4, 7.6).",
-            parts.join("; ")
-        ),
+        message: match out_of_turn {
+            None => format!(
+                "The board does not show the game's position: {}. Restore the pieces (7.4, 7.6).",
+                parts.join("; ")
+            ),
+            Some(san) => format!(
+                "The board does not show the game's position: {}. That is {} {san} out of turn: \
+                 if the scoresheets have a move of each side before it that the board did not \
+                 show, correct the record (8.4); otherwise restore the pieces (7.4, 7.6).",
+                parts.join("; "),
+                color_possessive(!game.turn()),
+            ),
+        },
         penalty: None,
     })
 }

@@ -958,9 +958,9 @@ impl Tracker {
                         && !self.another_line_reads_clean()
                     {
                         self.current.unexplained_alerted = true;
-                        let restore = game.restore_target(board.as_ref(), shown).board();
+                        let restore = game.restore_target(board.as_ref(), shown);
                         if let Some(b) = &board {
-                            let mask = search::diff(restore, b);
+                            let mask = search::diff(restore.board(), b);
                             self.current.displaced = Some((mask, b.clone()));
                         }
                         out.push(laws::displaced_alert(restore, board.as_ref(), shown));
