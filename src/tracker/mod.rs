@@ -958,9 +958,12 @@ impl Tracker {
                         && !self.another_line_reads_clean()
                     {
                         self.current.unexplained_alerted = true;
+                        // Play around the displaced squares is read against the
+                        // line's tip (see `only_displaced_noise`); the arbiters are
+                        // told what to restore against the nearest position.
                         let restore = game.restore_target(board.as_ref(), shown);
                         if let Some(b) = &board {
-                            let mask = search::diff(restore.board(), b);
+                            let mask = search::diff(game.tip().board(), b);
                             self.current.displaced = Some((mask, b.clone()));
                         }
                         out.push(laws::displaced_alert(restore, board.as_ref(), shown));
