@@ -274,16 +274,71 @@ fn s14b_occupancy_capture_without_log_needs_confirmation() {
 }
 
 #[test]
-fn s14c_occupancy_capture_never_decided_is_named_to_the_arbiters() {
-    // Nothing tells Nxe5 from Nxg5 for two minutes: the arbiters hear of both.
+fn s14c_occupancy_capture_never_decided_is_recorded_and_named() {
+    // Nothing tells Nxe5 from Nxg5 for two minutes: one reading is recorded
+    // so the game is not left behind, and the arbiters hear of both.
+    let mut sc = occupancy(FORK);
+    sc.lift("f3").place("g5", 'N').press(W);
+    sc.wait(119_000);
+    assert!(sc.sans().is_empty(), "still watching: {:?}", sc.sans());
+    sc.wait(2_000);
+    let recorded = sc.sans();
+    assert!(
+        recorded == s(&["Nxe5"]) || recorded == s(&["Nxg5"]),
+        "{recorded:?}"
+    );
+    let a = sc.alerts();
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert_eq!(a[0].kind, "moves_uncertain");
+    assert_eq!(a[0].severity, Severity::Info);
+    assert!(a[0].message.contains("Nxe5") && a[0].message.contains("Nxg5"));
+    assert!(a[0]
+        .message
+        .contains(&format!("{} is recorded", recorded[0])));
+}
+
+#[test]
+fn s14d_occupancy_capture_recorded_then_decided_by_a_later_move_is_corrected() {
+    // As s14c; then Black's queen takes on g5, which only Nxg5 explains (on
+    // the other reading g5 holds Black's own pawn): the record is corrected
+    // to Nxg5 Qxg5, without a warning.
     let mut sc = occupancy(FORK);
     sc.lift("f3").place("g5", 'N').press(W);
     sc.wait(121_000);
-    assert!(sc.sans().is_empty());
-    let a = sc.alerts();
-    assert_eq!(a.len(), 1);
-    assert_eq!(a[0].kind, "ambiguous_moves");
-    assert!(a[0].message.contains("Nxe5") && a[0].message.contains("Nxg5"));
+    // The search's first reading, the wrong one here: this test is about
+    // correcting it.
+    assert_eq!(sc.sans(), s(&["Nxe5"]));
+    sc.lift("d8").place("g5", 'q').press(B).wait(10_000);
+    assert_eq!(sc.sans(), s(&["Nxg5", "Qxg5"]), "{:?}", sc.alerts());
+    assert!(sc.serious_alerts().is_empty(), "{:?}", sc.serious_alerts());
+    assert_eq!(sc.retractions(), vec![(1, vec![1])]);
+    let corrected: Vec<_> = sc
+        .alerts()
+        .into_iter()
+        .filter(|a| a.kind == "moves_corrected")
+        .collect();
+    assert_eq!(corrected.len(), 1, "{:?}", sc.alerts());
+    assert!(corrected[0].message.contains("Nxg5"), "{:?}", corrected[0]);
+}
+
+#[test]
+fn s14e_occupancy_queen_held_over_a_mate_is_not_the_end_of_the_game() {
+    // The queen lifted off h5 and held: still, the board reads as each capture
+    // she could make (h5 emptied, the target occupied before and after).
+    // Left so, Qxf7# is recorded first, as a game over on an occupancy board
+    // would be, with its result; the game is still followed on the other
+    // readings, and the queen put down on g4 corrects the record.
+    let mut sc = occupancy("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4");
+    sc.lift("h5").wait(12_000);
+    assert_eq!(sc.sans(), s(&["Qxf7#"]), "{:?}", sc.alerts());
+    assert_eq!(sc.results().len(), 1);
+    sc.place("g4", 'Q').press(W).wait(10_000);
+    assert_eq!(sc.sans(), s(&["Qg4"]), "{:?}", sc.alerts());
+    assert_eq!(sc.retractions(), vec![(1, vec![1])]);
+    assert!(sc.serious_alerts().is_empty(), "{:?}", sc.serious_alerts());
+    // Black answers: the game goes on.
+    sc.lift("h7").place("h6", 'p').wait(10_000);
+    assert_eq!(sc.sans(), s(&["Qg4", "h6"]), "{:?}", sc.alerts());
 }
 
 #[test]

@@ -25,18 +25,7 @@ pub(super) struct AlertBook {
     pub(super) game_no: u32,
     /// Completed illegal moves in this game, White's and Black's (7.5.5).
     pub(super) illegal_counts: [u32; 2],
-    /// Occupancy-only boards: since when the candidates have been followed
-    /// without the arbiters being told (see `AMBIGUOUS_UNDECIDED_MS`), and
-    /// whether they have been told since.
-    pub(super) ambiguous_since: Option<(Millis, bool)>,
 }
-
-/// Occupancy-only boards: a capture the frames cannot tell from another
-/// capture of the same piece (the captured square occupied before and after)
-/// is usually told by a later move of the capturing piece. The candidates are
-/// followed silently this long (a couple of moves at a classical pace); still
-/// undecided, the arbiters are told.
-const AMBIGUOUS_UNDECIDED_MS: Millis = 120_000;
 
 pub(super) fn quarter_turn_alert() -> TrackerEvent {
     TrackerEvent::Alert(Alert {
@@ -375,53 +364,11 @@ impl Tracker {
         *n
     }
 
-    /// Occupancy-only boards: candidates followed for `AMBIGUOUS_UNDECIDED_MS`
-    /// without a frame deciding between them are named to the arbiters.
+    /// Occupancy-only boards: an ambiguity followed long enough without a
+    /// frame deciding it is committed (see `rivals.rs`).
     pub(super) fn ambiguity_undecided(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
-        if self.current.ambiguous_lines.is_empty() {
-            self.alerts.ambiguous_since = None;
-            return;
+        if self.ambiguity_due(t) {
+            self.commit_ambiguity(t, out);
         }
-        let Some((since, told)) = self.alerts.ambiguous_since else {
-            return;
-        };
-        if told || t.saturating_sub(since) < AMBIGUOUS_UNDECIDED_MS {
-            return;
-        }
-        self.alerts.ambiguous_since = Some((since, true));
-        let Some(game) = self.game.as_ref() else {
-            return;
-        };
-        if self
-            .current
-            .ambiguous_lines
-            .iter()
-            .any(|(k, _)| *k > game.pending.len())
-        {
-            return;
-        }
-        let Some(j) = self.current.ambiguous_lines.iter().map(|(j, _)| *j).min() else {
-            return;
-        };
-        let lines: Vec<Vec<Move>> = self
-            .current
-            .ambiguous_lines
-            .iter()
-            .map(|(k, line)| {
-                let mut l: Vec<Move> = game.pending[j..*k].iter().map(|s| s.mv).collect();
-                l.extend(line.iter().copied());
-                l
-            })
-            .collect();
-        let occupancy = self
-            .last_raw
-            .as_ref()
-            .map(|r| self.orientation.apply(r).occupied())
-            .unwrap_or_default();
-        out.push(ambiguous_alert(
-            game.pos_at(j),
-            Target::Occupancy(occupancy),
-            &lines,
-        ));
     }
 }

@@ -744,7 +744,7 @@ impl Tracker {
 }
 
 /// The SAN of `moves` played from `pos`.
-fn sans(pos: &shakmaty::Chess, moves: &[Move]) -> Vec<String> {
+pub(super) fn sans(pos: &shakmaty::Chess, moves: &[Move]) -> Vec<String> {
     let mut pos = pos.clone();
     moves
         .iter()
@@ -757,7 +757,11 @@ fn sans(pos: &shakmaty::Chess, moves: &[Move]) -> Vec<String> {
 }
 
 /// Article 8.4 as an info: the board could not tell `chosen` from `rivals`.
-fn uncertain_alert(base: &shakmaty::Chess, chosen: &[Move], rivals: &[Vec<Move>]) -> TrackerEvent {
+pub(super) fn uncertain_alert(
+    base: &shakmaty::Chess,
+    chosen: &[Move],
+    rivals: &[Vec<Move>],
+) -> TrackerEvent {
     // Hypotheses that differ only in their presses read the same.
     let mut others: Vec<String> = Vec::new();
     for l in rivals.iter().filter(|l| l.as_slice() != chosen) {

@@ -28,6 +28,7 @@ mod move_state;
 mod picture;
 mod proof;
 mod results;
+mod rivals;
 mod search;
 mod sensing;
 mod start;

@@ -36,6 +36,12 @@ pub(super) struct MoveState {
     pub(super) ambiguous_alerted: Option<Vec<Vec<Move>>>,
     /// The candidate lines of an unresolved ambiguity (prefix kept, moves).
     pub(super) ambiguous_lines: Vec<(usize, Vec<Move>)>,
+    /// Occupancy-only boards: when the ambiguity began, and its lines' length
+    /// then (see `rivals.rs`).
+    pub(super) ambiguous_started: Option<(Millis, usize)>,
+    /// Occupancy-only boards: readings recorded over others that fitted as
+    /// well, with those others (see `rivals.rs`), the latest last.
+    pub(super) rivals: Vec<super::rivals::Rivals>,
     /// The ply at which the Laws ended this game without a claim (5.1.1, 5.2,
     /// 9.6), once a `Result` was published for it.
     pub(super) result_ply: Option<u32>,

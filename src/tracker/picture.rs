@@ -294,6 +294,15 @@ impl Tracker {
                     .take(16)
                     .collect();
                 self.current.ambiguous_lines = followed;
+                // Every line made a move: what the squares showed before it
+                // says nothing of the next (a square emptied before a pawn
+                // came to it is no captured piece taken off when a flicker
+                // empties the square of a piece that could take it).
+                self.sensing.seen.reset(target);
+                if matches!(target, Target::Occupancy(_)) && self.ambiguity_due(t) {
+                    self.commit_ambiguity(t, out);
+                    return self.current.resolution;
+                }
                 return Resolution::Ambiguous;
             }
         }
@@ -382,6 +391,14 @@ impl Tracker {
             }
         }
         let Some((j, mut sols)) = found else {
+            // A still picture the recorded line cannot explain may be what a
+            // line recorded over an undecided one explains (see `rivals.rs`).
+            if matches!(target, Target::Occupancy(_))
+                && self.sensing.lenient
+                && self.correct_from_rivals(t, target, out)
+            {
+                return Resolution::Explained;
+            }
             return Resolution::Unexplained;
         };
         // Several plies at once that lead back to a position the game already had
@@ -440,8 +457,12 @@ impl Tracker {
         if sols.len() > 1 {
             if self.current.ambiguous_alerted.as_ref() != Some(&sols) {
                 if matches!(target, Target::Occupancy(_)) {
-                    // Later frames usually decide (see `AMBIGUOUS_UNDECIDED_MS`).
-                    self.alerts.ambiguous_since.get_or_insert((t, false));
+                    // Later frames usually decide; if they do not, one line is
+                    // recorded and the others kept (see `rivals.rs`).
+                    if self.current.ambiguous_lines.is_empty() {
+                        let len = sols.iter().map(Vec::len).min().unwrap_or(0);
+                        self.current.ambiguous_started = Some((t, len));
+                    }
                 } else {
                     let base = game.pos_at(j).clone();
                     out.push(ambiguous_alert(&base, target, &sols));
@@ -461,6 +482,11 @@ impl Tracker {
             });
             if let Some(i) = unseen {
                 self.sensing.unseen_capture_ply = Some(game.history.len() + j + i);
+                // The capturing piece may as well be in the hand still: if a
+                // later still picture shows it put down elsewhere, that reading
+                // replaces this one (see `rivals.rs`).
+                let at = game.moves.len() + j;
+                self.keep_rivals(at, moves.clone(), vec![moves[..i].to_vec()]);
             }
         }
         self.extend_line(j, moves);

@@ -260,6 +260,17 @@ impl Tracker {
             // over for the record, only the board stops here.
             if self.current.result_ply.is_some() {
                 self.stop_following();
+            } else if self.rivals_play_on() {
+                // On an occupancy-only board, a line recorded over another
+                // that fitted as well: on that one the game goes on. The
+                // result is published and the board still followed; the
+                // correction to that line withdraws the result with the plies.
+                self.current.result_ply = Some(ply);
+                self.clock_laws.game_over();
+                out.push(TrackerEvent::Game(GameEvent::Result {
+                    result: ending.result(),
+                    reason: ending.reason(),
+                }));
             } else {
                 self.end_game(ending.result(), ending.reason(), out);
             }
