@@ -439,3 +439,73 @@ fn an_undecided_capture_is_recorded_after_four_plies_and_corrected_by_the_move_t
         "{all:?}"
     );
 }
+
+/// Fast play, a frame a second: every frame shows a move made and the
+/// reply's piece already lifted (2. d4 with the d7 pawn off its square, then
+/// 2... d5 with the b1 knight off, ...), and no frame shows the board at rest
+/// until the end. A lift of the next mover's piece does not hide the plies
+/// before it: the game is published as played.
+#[test]
+fn fast_play_with_the_next_piece_always_in_the_hand_is_followed() {
+    let (wp, bp, wn, bn) = (
+        piece(Color::White, Role::Pawn),
+        piece(Color::Black, Role::Pawn),
+        piece(Color::White, Role::Knight),
+        piece(Color::Black, Role::Knight),
+    );
+    let (game, read) = play_then("1. e4 e6 2. d4 d5 3. Nc3 Nf6 4. Nf3 *\n", 2, |f| {
+        vec![
+            lift(f + 100, Square::D2, wp),
+            place(f + 400, Square::D4, wp),
+            lift(f + 900, Square::D7, bp),
+            place(f + 1_300, Square::D5, bp),
+            lift(f + 1_800, Square::B1, wn),
+            place(f + 2_300, Square::C3, wn),
+            lift(f + 2_800, Square::G8, bn),
+            place(f + 3_300, Square::F6, bn),
+            lift(f + 3_800, Square::G1, wn),
+            place(f + 4_300, Square::F3, wn),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let serious: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}
+
+/// 2... Qxd5 with the pawn taken off and the queen put down between two
+/// frames (d5 never seen empty, as for a queen lifted and held), answered by
+/// 3. Nc3 in the same second, and 3... Qa5 in the next: the board is never
+/// still. The reply proves the capture made (6.2.1), so the frame showing
+/// both reads them, and the game is published as played.
+#[test]
+fn a_capture_never_seen_empty_is_read_once_the_reply_shows() {
+    let (wp, bp, bq, wn) = (
+        piece(Color::White, Role::Pawn),
+        piece(Color::Black, Role::Pawn),
+        piece(Color::Black, Role::Queen),
+        piece(Color::White, Role::Knight),
+    );
+    let (game, read) = play_then("1. e4 d5 2. exd5 Qxd5 3. Nc3 Qa5 *\n", 2, |f| {
+        vec![
+            lift(f + 800, Square::D5, bp),
+            lift(f + 1_100, Square::E4, wp),
+            place(f + 1_300, Square::D5, wp),
+            lift(f + 2_100, Square::D8, bq),
+            lift(f + 2_200, Square::D5, wp),
+            place(f + 2_400, Square::D5, bq),
+            lift(f + 2_600, Square::B1, wn),
+            place(f + 2_900, Square::C3, wn),
+            lift(f + 3_200, Square::D5, bq),
+            place(f + 3_500, Square::A5, bq),
+        ]
+    });
+    assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
+    let serious: Vec<_> = alerts(&read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}

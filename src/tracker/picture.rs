@@ -339,6 +339,11 @@ impl Tracker {
         } else {
             &[0]
         };
+        // Occupancy-only boards: a capture never seen emptied, answered by
+        // the opponent's move in the same picture. The reply proves the hand
+        // let go (6.2.1); read only when nothing strict explains the picture,
+        // as in fast play a still picture may never come to allow it.
+        let mut answered_capture: Option<(usize, Vec<Vec<Move>>)> = None;
         'tolerance: for &unseen in tolerances {
             for (lo, hi) in [(0, 2.min(max)), (3, max.max(2))] {
                 for total in lo..=len + hi {
@@ -378,6 +383,16 @@ impl Tracker {
                                 // empty (the captured piece taken off first); otherwise
                                 // it waits for a still picture or a press (`lenient`).
                                 let emptied = self.sensing.seen.emptied();
+                                if answered_capture.is_none() && depth == 2 && j == len {
+                                    let answered: Vec<Vec<Move>> = sols
+                                        .iter()
+                                        .filter(|l| captures_seen_emptied(&l[1..], emptied))
+                                        .cloned()
+                                        .collect();
+                                    if !answered.is_empty() {
+                                        answered_capture = Some((j, answered));
+                                    }
+                                }
                                 sols.retain(|line| captures_seen_emptied(line, emptied));
                             }
                             sols
@@ -390,6 +405,7 @@ impl Tracker {
                 }
             }
         }
+        let found = found.or(answered_capture);
         let Some((j, mut sols)) = found else {
             // A still picture the recorded line cannot explain may be what a
             // line recorded over an undecided one explains (see `rivals.rs`).
@@ -398,6 +414,16 @@ impl Tracker {
                 && self.correct_from_rivals(t, target, out)
             {
                 return Resolution::Explained;
+            }
+            // In fast play a frame often catches the next mover's piece in
+            // the hand, after plies the frames before never showed at rest.
+            if let Target::Occupancy(occ) = target {
+                if !self.sensing.lenient {
+                    if let Some(line) = self.plies_before_a_lift(occ) {
+                        let len = self.game.as_ref().map_or(0, |g| g.pending.len());
+                        self.extend_line(len, line);
+                    }
+                }
             }
             return Resolution::Unexplained;
         };
@@ -505,6 +531,67 @@ impl Tracker {
         self.current.resolution = Resolution::Explained;
         self.settle(t, out);
         Resolution::Explained
+    }
+
+    /// Occupancy-only boards: the plies from the line's tip that explain
+    /// `occ` with one piece of the next mover lifted off its square, if
+    /// exactly one line of one or two plies does. A frame a second in fast
+    /// play catches a hand at work more often than a board at rest: without
+    /// this, a move and the reply's lift (d2-d3 with the bishop off c8) read
+    /// as nothing, and the plies after them outgrow what one picture is
+    /// searched for.
+    fn plies_before_a_lift(&self, occ: shakmaty::Bitboard) -> Option<Vec<Move>> {
+        let game = self.game.as_ref()?;
+        let tip = game.tip();
+        let lifted = tip.board().occupied() & !occ;
+        if lifted.is_empty() || lifted.count() > 4 {
+            return None;
+        }
+        let emptied = self.sensing.seen.emptied();
+        let mut found: Vec<Vec<Move>> = Vec::new();
+        for sq in lifted {
+            let target = Target::Occupancy(occ | shakmaty::Bitboard::from_square(sq));
+            for depth in 1..=2 {
+                let lines = search::sequences(tip, target, depth, 2, Some(&self.sensing.seen));
+                let lines: Vec<Vec<Move>> = lines
+                    .into_iter()
+                    .filter(|l| captures_seen_emptied(l, emptied))
+                    .filter(|l| {
+                        let mut pos = tip.clone();
+                        let mut before_last = tip.clone();
+                        for (i, &m) in l.iter().enumerate() {
+                            if i + 1 == l.len() {
+                                before_last = pos.clone();
+                            }
+                            pos.play_unchecked(m);
+                        }
+                        // Not when the last ply's piece could be taking on
+                        // that square: the captured piece off first, the
+                        // capturer caught on a square it crosses (Rf8xf3
+                        // with a frame on the rook at f6).
+                        let last_from = l.last().and_then(|m| m.from());
+                        let taking = before_last
+                            .legal_moves()
+                            .iter()
+                            .any(|m| m.from() == last_from && m.to() == sq && m.is_capture());
+                        pos.board().color_at(sq) == Some(pos.turn())
+                            && !l.iter().any(|m| m.to() == sq)
+                            && !taking
+                    })
+                    .collect();
+                if !lines.is_empty() {
+                    found.extend(lines);
+                    break;
+                }
+            }
+            if found.len() > 1 {
+                return None;
+            }
+        }
+        match found.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        }
     }
 
     /// Keeps the line's first `j` moves and appends `moves`.

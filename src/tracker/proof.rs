@@ -108,7 +108,13 @@ impl Tracker {
                 } else {
                     self.occupancy_frame_margin()
                 };
-                if margin > 0 && t.saturating_sub(self.last_change_t) < margin + margin / 2 {
+                // A move followed by two plies read after it is proven by
+                // them: in fast play the board is never still that long.
+                let proven_on = n >= 3 && self.evidence.is_none();
+                if margin > 0
+                    && !proven_on
+                    && t.saturating_sub(self.last_change_t) < margin + margin / 2
+                {
                     return;
                 }
                 // No late press to wait for when the evidence has the move's
