@@ -509,3 +509,63 @@ fn a_capture_never_seen_empty_is_read_once_the_reply_shows() {
         .collect();
     assert!(serious.is_empty(), "{serious:?}");
 }
+
+/// Three plies inside one frame, two of them White's: 2. Nf3 d5 3. c3 and
+/// 2. c3 d5 3. Nf3 leave the same squares and the same position, so no later
+/// frame can tell the order. One order is recorded at once, with an 8.4 note
+/// naming the other for the scoresheets, and the game goes on.
+#[test]
+fn a_move_order_no_frame_can_tell_is_recorded_with_a_note() {
+    let (wp, bp, wn) = (
+        piece(Color::White, Role::Pawn),
+        piece(Color::Black, Role::Pawn),
+        piece(Color::White, Role::Knight),
+    );
+    let first_frame = std::cell::Cell::new(0);
+    let (game, read) = play_then("1. e4 e6 2. Nf3 d5 3. c3 dxe4 *\n", 2, |f| {
+        first_frame.set(f);
+        vec![
+            lift(f + 50, Square::G1, wn),
+            place(f + 250, Square::F3, wn),
+            lift(f + 400, Square::D7, bp),
+            place(f + 600, Square::D5, bp),
+            lift(f + 700, Square::C2, wp),
+            place(f + 900, Square::C3, wp),
+            lift(f + 6_000, Square::E4, wp),
+            lift(f + 6_300, Square::D5, bp),
+            place(f + 6_500, Square::E4, bp),
+        ]
+    });
+    let moves = moves_of(&read);
+    assert_eq!(moves.len(), game.uci_moves().len(), "{:?}", alerts(&read));
+    let mut played = game.uci_moves();
+    played.sort();
+    let mut published = moves.clone();
+    published.sort();
+    assert_eq!(
+        published, played,
+        "the same moves, in one order or the other"
+    );
+    assert_eq!(moves[3], "d7d5");
+    assert_eq!(moves[5], "d5e4");
+    let all = alerts(&read);
+    let named: Vec<_> = all
+        .iter()
+        .filter(|a| {
+            a.starts_with("Info moves_uncertain")
+                && a.contains("Nf3 d5 c3")
+                && a.contains("c3 d5 Nf3")
+        })
+        .collect();
+    assert_eq!(named.len(), 1, "{all:?}");
+    // At once: before Black's next move began, not after a wait.
+    let noted = read
+        .events
+        .iter()
+        .find(|e| matches!(&e.event, TrackerEvent::Alert(a) if a.kind.to_string() == "moves_uncertain"))
+        .map(|e| e.t_ms)
+        .expect("noted");
+    assert!(noted < first_frame.get() + 6_000, "noted at {noted}");
+    let serious: Vec<_> = all.iter().filter(|a| !a.starts_with("Info")).collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}

@@ -7,11 +7,14 @@
 //! (`MoveState::ambiguous_lines`) until a later picture fits one only. Often
 //! none ever does: the rest of the game reads the same on every line. Waiting
 //! for a decision that never comes stopped the game's record there (1,939
-//! games, own hands at normal pace: 210 of the 357 games that lost plies).
+//! games, own hands at normal pace: 210 of the 357 games whose record went
+//! wrong or stopped).
 //!
 //! So an ambiguity is *committed* once it has been followed for
-//! [`COMMIT_PLIES`] plies, or the board has stood still on a position that
-//! ends the game on one of the lines, or for [`COMMIT_STILL_MS`]: one line is
+//! [`COMMIT_PLIES`] plies, or its lines all end on the same position (move
+//! orders no frame can tell apart), or the board has stood still on a
+//! position that ends the game on one of the lines, or for
+//! [`COMMIT_STILL_MS`]: one line is
 //! recorded, an 8.4 `moves_uncertain` note names the others, and the others
 //! are kept as *rivals*. Each rival replays the recorded plies after the
 //! commit square by square (the piece on a square may differ between lines,
@@ -71,12 +74,34 @@ impl Tracker {
             .min()
             .unwrap_or(0)
             .saturating_sub(base_len);
-        if followed >= COMMIT_PLIES {
+        if followed >= COMMIT_PLIES || self.ambiguous_lines_meet() {
             return true;
         }
         let still = t.saturating_sub(self.last_change_t.max(since_t));
         still >= COMMIT_STILL_MS
             || (still >= COMMIT_GAME_OVER_MS && self.ambiguous_game_over_line().is_some())
+    }
+
+    /// Whether every candidate line ends on the same position (two moves of
+    /// one side made in either order inside one frame): no later picture can
+    /// tell them apart, so there is nothing to wait for.
+    fn ambiguous_lines_meet(&self) -> bool {
+        let Some(game) = self.game.as_ref() else {
+            return false;
+        };
+        let mut ends = self.current.ambiguous_lines.iter().map(|(j, line)| {
+            (*j <= game.pending.len()).then(|| {
+                let mut pos = game.pos_at(*j).clone();
+                for &m in line {
+                    pos.play_unchecked(m);
+                }
+                pos
+            })
+        });
+        let Some(Some(first)) = ends.next() else {
+            return false;
+        };
+        ends.all(|p| p.is_some_and(|p| p == first))
     }
 
     /// The first candidate line that ends the game, as an index into
