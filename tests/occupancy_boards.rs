@@ -562,7 +562,7 @@ fn a_move_order_no_frame_can_tell_is_recorded_with_a_note() {
     let noted = read
         .events
         .iter()
-        .find(|e| matches!(&e.event, TrackerEvent::Alert(a) if a.kind.to_string() == "moves_uncertain"))
+        .find(|e| matches!(&e.event, TrackerEvent::Alert(a) if a.kind == "moves_uncertain"))
         .map(|e| e.t_ms)
         .expect("noted");
     assert!(noted < first_frame.get() + 6_000, "noted at {noted}");
