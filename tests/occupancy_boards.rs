@@ -569,3 +569,48 @@ fn a_move_order_no_frame_can_tell_is_recorded_with_a_note() {
     let serious: Vec<_> = all.iter().filter(|a| !a.starts_with("Info")).collect();
     assert!(serious.is_empty(), "{serious:?}");
 }
+
+/// Real games of the data set (numbered as the accuracy bench numbers them)
+/// that once went wrong on an occupancy board, with the hands that played
+/// them. Each must come out exact.
+#[test]
+fn real_games_that_once_went_wrong() {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace};
+    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/expected/games-index.jsonl"
+    )))
+    .expect("the data set's index loads");
+    let games: Vec<(String, Game)> = index
+        .into_iter()
+        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
+        .collect();
+    let cases = [
+        // 14... Bxd3 with White's bishop taken off first and a frame catching
+        // Black's on e4, on its way from f5: f5 and d3 empty, e4 occupied.
+        // That frame is also 14... Bxh3 (h3 occupied before and after)
+        // answered by 15. Be4, which was read and verified: the capturer may
+        // be taking the piece the "reply" moved, so it is not read so now.
+        (91, Model::Blind, Pace::Normal, 0.02),
+    ];
+    let mut wrong = Vec::new();
+    for (i, model, pace, forget_press) in cases {
+        let (name, game) = &games[i];
+        let hands = Hands {
+            model,
+            pace,
+            forget_press,
+        };
+        let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+        opts.family = family();
+        let out = run_game_as(game, &opts, model);
+        if !out.is_exact() {
+            wrong.push(format!(
+                "{name} ({hands:?}): first difference at ply {:?}, alerts {:?}",
+                out.first_difference(),
+                out.serious_alerts
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -394,9 +394,23 @@ impl Tracker {
                                 // it waits for a still picture or a press (`lenient`).
                                 let emptied = self.sensing.seen.emptied();
                                 if answered_capture.is_none() && depth == 2 && j == len {
+                                    // Not when the capturer could be taking the
+                                    // piece the "reply" moved instead: the
+                                    // captured piece off first, the capturer
+                                    // caught on its way (Bf5xd3 read as Bxh3
+                                    // and Bd3-e4 from a frame with the bishop
+                                    // crossing e4).
+                                    let legal = base.legal_moves();
                                     let answered: Vec<Vec<Move>> = sols
                                         .iter()
                                         .filter(|l| captures_seen_emptied(&l[1..], emptied))
+                                        .filter(|l| {
+                                            !legal.iter().any(|m| {
+                                                m.is_capture()
+                                                    && m.from() == l[0].from()
+                                                    && Some(m.to()) == l[1].from()
+                                            })
+                                        })
                                         .cloned()
                                         .collect();
                                     if !answered.is_empty() {
