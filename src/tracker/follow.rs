@@ -22,7 +22,7 @@ use shakmaty::{san::SanPlus, Bitboard, Move, Position, Square};
 
 use super::evidence::{Evidence, Hyp};
 use super::takeback::{ANCHOR_BEHIND_KEPT, ANCHOR_BEHIND_MOST, UNCERTAIN_KEPT_PLIES};
-use super::{Resolution, Step, Tracker};
+use super::{Resolution, Tracker};
 use crate::events::{Alert, AlertKind, Millis, Severity, TrackerEvent};
 
 /// Readings costing at most this much more than the cheapest are possible.
@@ -655,32 +655,9 @@ impl Tracker {
             return false;
         }
         let k = self.anchor_ply + common;
-        let game = self.game.as_mut().expect("playing");
-        let n = game.moves.len();
+        let game = self.game.as_ref().expect("playing");
         let withdrawn = sans(&game.history[k], &game.moves[k..]);
-        let replacing = sans(&game.history[k], &line[common..]);
-        self.retract_to(k, out);
-        let game = self.game.as_mut().expect("playing");
-        game.pending.clear();
-        let mut pos = game.verified().clone();
-        for &mv in &line[common..] {
-            pos.play_unchecked(mv);
-            game.pending.push(Step {
-                mv,
-                pos: pos.clone(),
-                reconstructed: false,
-                corrected: true,
-                notes: Vec::new(),
-            });
-        }
-        let message = format!(
-            "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
-            k + 1,
-            withdrawn.join(" "),
-            replacing.join(" "),
-            k + 1
-        );
-        self.corrected_in_the_open(message, out);
+        self.replace_from(k, &withdrawn, &line[common..], out);
         self.undecided = None;
         self.settle(t, out);
         true

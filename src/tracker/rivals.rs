@@ -26,7 +26,7 @@ use shakmaty::{uci::UciMove, Chess, Move, Position};
 
 use super::search::{self, Target};
 use super::sensing::captures_seen_emptied;
-use super::{Resolution, Step, Tracker};
+use super::{Resolution, Tracker};
 use crate::events::{Millis, TrackerEvent};
 
 /// An ambiguity followed this many plies past the picture that raised it,
@@ -242,44 +242,8 @@ impl Tracker {
         kept.retain(|r| r.at < at);
         self.current.rivals = kept;
         let (base, line) = self.line_from(at).expect("checked");
-        let game = self.game.as_ref().expect("playing");
-        let n = game.moves.len();
         let withdrawn = super::follow::sans(&base, &line);
-        let replacing = super::follow::sans(&base, &new);
-        if at < n {
-            self.retract_to(at, out);
-        }
-        let game = self.game.as_mut().expect("playing");
-        let keep = at.saturating_sub(game.moves.len());
-        game.pending.truncate(keep);
-        let mut pos = game.tip().clone();
-        for &mv in &new {
-            pos.play_unchecked(mv);
-            game.pending.push(Step {
-                mv,
-                pos: pos.clone(),
-                reconstructed: false,
-                corrected: true,
-                notes: Vec::new(),
-            });
-        }
-        let message = if at < n {
-            format!(
-                "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
-                at + 1,
-                withdrawn.join(" "),
-                replacing.join(" "),
-                at + 1
-            )
-        } else {
-            format!(
-                "Corrected from ply {}: the board since shows {} was played, not {}.",
-                at + 1,
-                replacing.join(" "),
-                withdrawn.join(" "),
-            )
-        };
-        self.corrected_in_the_open(message, out);
+        self.replace_from(at, &withdrawn, &new, out);
         if !others.is_empty() {
             // More than one of them fits: the first is recorded, the others
             // kept as its rivals, and the arbiters told.

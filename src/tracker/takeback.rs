@@ -401,6 +401,55 @@ impl Tracker {
         true
     }
 
+    /// Replaces the line from ply `k` by `new` in the open: the verified plies
+    /// from `k` are withdrawn (one `Retraction`), `new` follows as corrected
+    /// provisional plies (verified as any move is), and the arbiters are told
+    /// what was read (`withdrawn`, in SAN) and what the board since shows.
+    pub(super) fn replace_from(
+        &mut self,
+        k: usize,
+        withdrawn: &[String],
+        new: &[Move],
+        out: &mut Vec<TrackerEvent>,
+    ) {
+        let n = self.game.as_ref().expect("playing").moves.len();
+        if k < n {
+            self.retract_to(k, out);
+        }
+        let game = self.game.as_mut().expect("playing");
+        game.pending.truncate(k.saturating_sub(game.moves.len()));
+        let base = game.tip().clone();
+        let mut pos = base.clone();
+        for &mv in new {
+            pos.play_unchecked(mv);
+            game.pending.push(Step {
+                mv,
+                pos: pos.clone(),
+                reconstructed: false,
+                corrected: true,
+                notes: Vec::new(),
+            });
+        }
+        let replacing = super::follow::sans(&base, new);
+        let message = if k < n {
+            format!(
+                "Corrected from ply {}: {} was read, the board since shows {} was played; plies {}..{n} were withdrawn and replaced.",
+                k + 1,
+                withdrawn.join(" "),
+                replacing.join(" "),
+                k + 1
+            )
+        } else {
+            format!(
+                "Corrected from ply {}: the board since shows {} was played, not {}.",
+                k + 1,
+                replacing.join(" "),
+                withdrawn.join(" "),
+            )
+        };
+        self.corrected_in_the_open(message, out);
+    }
+
     /// Tells the arbiters what a self-correction changed (an 8.4 info) and
     /// ends the episode it closes: the board reads as the corrected line, so
     /// no press, takeback, ambiguity or displaced squares of the wrong
