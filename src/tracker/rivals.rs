@@ -59,7 +59,7 @@ pub(super) struct Rivals {
 }
 
 impl Tracker {
-    /// Whether the ambiguity followed since `since_t` is to be committed at `t`.
+    /// Whether the ambiguity being followed is to be committed at `t`.
     pub(super) fn ambiguity_due(&self, t: Millis) -> bool {
         let Some((since_t, base_len)) = self.current.ambiguous_started else {
             return false;
@@ -82,41 +82,44 @@ impl Tracker {
             || (still >= COMMIT_GAME_OVER_MS && self.ambiguous_game_over_line().is_some())
     }
 
+    /// The position each candidate line ends on (`None` for a line whose
+    /// prefix the game no longer holds).
+    fn ambiguous_ends(&self) -> Vec<Option<Chess>> {
+        let Some(game) = self.game.as_ref() else {
+            return Vec::new();
+        };
+        self.current
+            .ambiguous_lines
+            .iter()
+            .map(|(j, line)| {
+                (*j <= game.pending.len()).then(|| {
+                    let mut pos = game.pos_at(*j).clone();
+                    for &m in line {
+                        pos.play_unchecked(m);
+                    }
+                    pos
+                })
+            })
+            .collect()
+    }
+
     /// Whether every candidate line ends on the same position (two moves of
     /// one side made in either order inside one frame): no later picture can
     /// tell them apart, so there is nothing to wait for.
     fn ambiguous_lines_meet(&self) -> bool {
-        let Some(game) = self.game.as_ref() else {
+        let ends = self.ambiguous_ends();
+        let Some(Some(first)) = ends.first() else {
             return false;
         };
-        let mut ends = self.current.ambiguous_lines.iter().map(|(j, line)| {
-            (*j <= game.pending.len()).then(|| {
-                let mut pos = game.pos_at(*j).clone();
-                for &m in line {
-                    pos.play_unchecked(m);
-                }
-                pos
-            })
-        });
-        let Some(Some(first)) = ends.next() else {
-            return false;
-        };
-        ends.all(|p| p.is_some_and(|p| p == first))
+        ends.iter().all(|p| p.as_ref() == Some(first))
     }
 
     /// The first candidate line that ends the game, as an index into
     /// `ambiguous_lines`.
     fn ambiguous_game_over_line(&self) -> Option<usize> {
-        let game = self.game.as_ref()?;
-        self.current.ambiguous_lines.iter().position(|(j, line)| {
-            let Some(base) = (*j <= game.pending.len()).then(|| game.pos_at(*j)) else {
-                return false;
-            };
-            let mut pos = base.clone();
-            for &m in line {
-                pos.play_unchecked(m);
-            }
-            pos.is_checkmate() || pos.is_stalemate()
+        self.ambiguous_ends().iter().position(|p| {
+            p.as_ref()
+                .is_some_and(|p| p.is_checkmate() || p.is_stalemate())
         })
     }
 
