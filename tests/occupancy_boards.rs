@@ -113,6 +113,15 @@ fn alerts(read: &Collected) -> Vec<String> {
         .collect()
 }
 
+/// No warning or error alert: every alert the read raised is an info.
+fn assert_no_warning(read: &Collected) {
+    let serious: Vec<_> = alerts(read)
+        .into_iter()
+        .filter(|a| !a.starts_with("Info"))
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}
+
 /// Failure mode 1: the start position's occupancy is the same with the board
 /// either way round; White's first move tells which way it stands.
 #[test]
@@ -146,11 +155,7 @@ fn two_moves_inside_one_frame_are_read() {
         ]
     });
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
-    let serious: Vec<_> = alerts(&read)
-        .into_iter()
-        .filter(|a| !a.starts_with("Info"))
-        .collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
     let _ = period_ms();
 }
 
@@ -206,11 +211,7 @@ fn a_capture_the_frames_cannot_tell_is_decided_by_a_later_move() {
         ]
     });
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
-    let serious: Vec<_> = alerts(&read)
-        .into_iter()
-        .filter(|a| !a.starts_with("Info"))
-        .collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
 }
 
 /// Failure mode 3, undecided: after 3. exd5 (read as above) the game stops.
@@ -273,11 +274,7 @@ fn a_piece_in_the_hand_does_not_decide_an_ambiguous_capture() {
         },
     );
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
-    let serious: Vec<_> = alerts(&read)
-        .into_iter()
-        .filter(|a| !a.starts_with("Info"))
-        .collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
 }
 
 /// A piece held over the board for four seconds: the frames show e4 empty,
@@ -332,11 +329,7 @@ fn a_piece_touched_down_on_its_way_is_not_read_as_a_move_and_its_reply() {
         ]
     });
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
-    let serious: Vec<_> = alerts(&read)
-        .into_iter()
-        .filter(|a| !a.starts_with("Info"))
-        .collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
 }
 
 /// A piece held over the board longer than a capture is waited for: the pawn
@@ -371,8 +364,7 @@ fn a_piece_held_longer_than_a_capture_is_waited_for_is_corrected_when_put_down()
         all.iter().any(|a| a.starts_with("Info moves_corrected")),
         "{all:?}"
     );
-    let serious: Vec<_> = all.into_iter().filter(|a| !a.starts_with("Info")).collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
 }
 
 /// A capture the frames cannot tell, and four plies that fit both readings:
@@ -419,8 +411,7 @@ fn an_undecided_capture_is_recorded_after_four_plies_and_corrected_by_the_move_t
         })
         .collect();
     assert_eq!(named.len(), 1, "{all:?}");
-    let serious: Vec<_> = all.iter().filter(|a| !a.starts_with("Info")).collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
     // The search reads exd5 first: recorded, then corrected in the open.
     let published_exd5 = read
         .events
@@ -468,11 +459,7 @@ fn fast_play_with_the_next_piece_always_in_the_hand_is_followed() {
         ]
     });
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
-    let serious: Vec<_> = alerts(&read)
-        .into_iter()
-        .filter(|a| !a.starts_with("Info"))
-        .collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
 }
 
 /// 2... Qxd5 with the pawn taken off and the queen put down between two
@@ -503,11 +490,7 @@ fn a_capture_never_seen_empty_is_read_once_the_reply_shows() {
         ]
     });
     assert_eq!(moves_of(&read), game.uci_moves(), "{:?}", alerts(&read));
-    let serious: Vec<_> = alerts(&read)
-        .into_iter()
-        .filter(|a| !a.starts_with("Info"))
-        .collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
 }
 
 /// Three plies inside one frame, two of them White's: 2. Nf3 d5 3. c3 and
@@ -566,8 +549,7 @@ fn a_move_order_no_frame_can_tell_is_recorded_with_a_note() {
         .map(|e| e.t_ms)
         .expect("noted");
     assert!(noted < first_frame.get() + 6_000, "noted at {noted}");
-    let serious: Vec<_> = all.iter().filter(|a| !a.starts_with("Info")).collect();
-    assert!(serious.is_empty(), "{serious:?}");
+    assert_no_warning(&read);
 }
 
 /// Real games of the data set (numbered as the accuracy bench numbers them)

@@ -9,7 +9,7 @@
 //! boards, and any board after a link gap.
 
 use eboard_protocols::{MagicPiece, Picture};
-use shakmaty::{Board, Color, Move, Position, Role, Square};
+use shakmaty::{Board, Chess, Color, Move, Position, Role, Square};
 
 use super::alerts::{
     ambiguous_alert, default_promotion_alert, quarter_turn_alert, rook_first_alert,
@@ -20,6 +20,15 @@ use super::sensing::{captures_seen_emptied, TWO_HANDS_MOVE_MS};
 use super::start::Orientation;
 use super::{laws, Phase, Resolution, Step, Tracker};
 use crate::events::{GameResult, Millis, ResultReason, TrackerEvent};
+
+/// Whether the piece on `from` has a legal capture on `to` in `pos`: an
+/// occupancy board showing `to` emptied and that piece off its square may be
+/// showing that capture under way (the captured piece off first).
+fn may_take(pos: &Chess, from: Option<Square>, to: Square) -> bool {
+    pos.legal_moves()
+        .iter()
+        .any(|m| m.is_capture() && m.from() == from && m.to() == to)
+}
 
 /// The DGT result convention (dgt.md §1.5): both kings on the four centre squares,
 /// which two kings can never reach by legal play (those squares all touch).
@@ -400,16 +409,12 @@ impl Tracker {
                                     // caught on its way (Bf5xd3 read as Bxh3
                                     // and Bd3-e4 from a frame with the bishop
                                     // crossing e4).
-                                    let legal = base.legal_moves();
                                     let answered: Vec<Vec<Move>> = sols
                                         .iter()
                                         .filter(|l| captures_seen_emptied(&l[1..], emptied))
                                         .filter(|l| {
-                                            !legal.iter().any(|m| {
-                                                m.is_capture()
-                                                    && m.from() == l[0].from()
-                                                    && Some(m.to()) == l[1].from()
-                                            })
+                                            l[1].from()
+                                                .is_none_or(|sq| !may_take(base, l[0].from(), sq))
                                         })
                                         .cloned()
                                         .collect();
@@ -594,10 +599,7 @@ impl Tracker {
                         // capturer caught on a square it crosses (Rf8xf3
                         // with a frame on the rook at f6).
                         let last_from = l.last().and_then(|m| m.from());
-                        let taking = before_last
-                            .legal_moves()
-                            .iter()
-                            .any(|m| m.from() == last_from && m.to() == sq && m.is_capture());
+                        let taking = may_take(&before_last, last_from, sq);
                         pos.board().color_at(sq) == Some(pos.turn())
                             && !l.iter().any(|m| m.to() == sq)
                             && !taking

@@ -14,13 +14,14 @@
 //! [`COMMIT_PLIES`] plies, or its lines all end on the same position (move
 //! orders no frame can tell apart), or the board has stood still on a
 //! position that ends the game on one of the lines, or for
-//! [`COMMIT_STILL_MS`]: one line is
-//! recorded, an 8.4 `moves_uncertain` note names the others, and the others
-//! are kept as *rivals*. Each rival replays the recorded plies after the
-//! commit square by square (the piece on a square may differ between lines,
-//! the hand's from and to do not). When a picture fits the recorded line no
-//! more but fits exactly one rival, the record is corrected to it: one
-//! `Retraction`, the rival's plies as `corrected`, and a note.
+//! [`COMMIT_STILL_MS`]: one line is recorded, an 8.4 `moves_uncertain` note
+//! names the others, and the others are kept as *rivals*. Each rival replays
+//! the recorded plies after the commit square by square (the piece on a
+//! square may differ between lines, the hand's from and to do not). When a
+//! still picture fits the recorded line no more but fits a rival, the record
+//! is corrected to it: one `Retraction`, the rival's plies as `corrected`,
+//! and a note. If several rivals fit, the first is recorded and the others
+//! are kept as its rivals, with another `moves_uncertain` note.
 
 use shakmaty::{uci::UciMove, Chess, Move, Position};
 
@@ -213,10 +214,10 @@ impl Tracker {
         kept.push(Rivals { at, chosen, lines });
     }
 
-    /// A still picture the recorded line does not explain: if, for a reading
-    /// recorded over others (the latest first), exactly one of them explains
-    /// it with the plies recorded since replayed on it, the record is
-    /// corrected to that one. Returns whether it was.
+    /// A still picture the recorded line does not explain: for the latest
+    /// reading recorded over others that any of them explains (with the plies
+    /// recorded since replayed on it), the record is corrected to the first
+    /// that does, the others kept as its rivals. Returns whether it was.
     pub(super) fn correct_from_rivals(
         &mut self,
         t: Millis,
