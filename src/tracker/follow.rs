@@ -739,10 +739,28 @@ pub(super) fn uncertain_alert(
     chosen: &[Move],
     rivals: &[Vec<Move>],
 ) -> TrackerEvent {
+    let rivals: Vec<&Vec<Move>> = rivals.iter().filter(|l| l.as_slice() != chosen).collect();
+    // The plies every reading ends with alike are left out: the readings
+    // differ before them, and a note that spells out fifty plies of the same
+    // game after each reading hides the one ply that matters.
+    let alike = rivals
+        .iter()
+        .map(|l| {
+            let same = l
+                .iter()
+                .rev()
+                .zip(chosen.iter().rev())
+                .take_while(|(a, b)| a == b);
+            same.count().min(l.len().saturating_sub(1))
+        })
+        .min()
+        .unwrap_or(0)
+        .min(chosen.len().saturating_sub(1));
+    let chosen = &chosen[..chosen.len() - alike];
     // Hypotheses that differ only in their presses read the same.
     let mut others: Vec<String> = Vec::new();
-    for l in rivals.iter().filter(|l| l.as_slice() != chosen) {
-        let line = sans(base, l).join(" ");
+    for l in rivals {
+        let line = sans(base, &l[..l.len() - alike]).join(" ");
         if !others.contains(&line) {
             others.push(line);
         }
@@ -769,4 +787,54 @@ pub(super) fn uncertain_alert(
             sans(base, &chosen[..1]).join(" ")
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{uci::UciMove, Chess, Position};
+
+    fn line(ucis: &str) -> Vec<Move> {
+        let mut pos = Chess::default();
+        ucis.split(' ')
+            .map(|u| {
+                let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect()
+    }
+
+    fn message(e: TrackerEvent) -> String {
+        match e {
+            TrackerEvent::Alert(a) => a.message,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_note_names_the_plies_where_the_readings_differ_not_the_game_after() {
+        let chosen = line("e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6");
+        let rivals = [
+            line("g1f3 b8c6 e2e4 e7e5 f1b5 a7a6 b5a4 g8f6"),
+            line("g1f3 e7e5 e2e4 b8c6 f1b5 a7a6 b5a4 g8f6"),
+        ];
+        let text = message(uncertain_alert(&Chess::default(), &chosen, &rivals));
+        assert!(
+            text.starts_with(
+                "The board's reports fit e4 e5 Nf3 Nc6 as well as Nf3 Nc6 e4 e5 or Nf3 e5 e4 Nc6: "
+            ),
+            "{text}"
+        );
+        // A reading shorter than the rest keeps a ply of its own.
+        let text = message(uncertain_alert(
+            &Chess::default(),
+            &line("g1f3 g8f6 f3g1 f6g8 e2e4"),
+            &[line("e2e4")],
+        ));
+        assert!(
+            text.starts_with("The board's reports fit Nf3 Nf6 Ng1 Ng8 e4 as well as e4: "),
+            "{text}"
+        );
+    }
 }
