@@ -219,3 +219,82 @@ fn displaced_after_e4_e5(piece: Piece, from: Square, to: Square) -> Alert {
     );
     (*alert).clone()
 }
+
+/// A repetition on a Certabo (a frame a second, no clock): after 1. Nf3 Nf6
+/// 2. Ng1, Black's knight is lifted from f6 (a frame catches f6 empty), put
+/// on g8, White plays Ng1-f3, and Black's knight goes back to f6, all before
+/// the next frame, which shows only White's knight moved: out of turn, read
+/// alone. The knight's trip is read (back where it came from is what a
+/// repetition does), and the record goes on to the last move.
+#[test]
+fn a_frame_board_reads_a_shuffle_made_between_two_frames() {
+    let family = eboard_protocols::family("certabo").unwrap();
+    let Reporting::Frames { period_ms } = (family.capabilities)(PortMode::Single).reporting else {
+        panic!("a Certabo reports frames");
+    };
+    let game: Game = load_pgn("1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 *\n")
+        .unwrap()
+        .remove(0);
+    let opts = SimOptions {
+        family,
+        ..SimOptions::default()
+    };
+    let opening = hand::play(&game.start, &game.moves[..3], &opts.hand);
+    let end = opening.actions.last().unwrap().t_ms;
+    let grid = simulate_script(&game, &opts, opening.clone()).chunks;
+    let frame = frames_after(&grid, end + 2_000)[0];
+    let knight = |color| Piece {
+        color,
+        role: Role::Knight,
+    };
+    let lift = |square, color| PhysicalAction::Lift {
+        square,
+        piece: knight(color),
+    };
+    let place = |square, color| PhysicalAction::Place {
+        square,
+        piece: knight(color),
+    };
+    let next = frame + period_ms;
+    let mut actions = opening.actions.clone();
+    for (t, action) in [
+        (frame - 200, lift(Square::F6, Color::Black)),
+        (next + 60, place(Square::G8, Color::Black)),
+        (next + 200, lift(Square::G1, Color::White)),
+        (next + 380, place(Square::F3, Color::White)),
+        (next + 520, lift(Square::G8, Color::Black)),
+        (next + 700, place(Square::F6, Color::Black)),
+        (next + 3_000, lift(Square::F3, Color::White)),
+        (next + 3_200, place(Square::G1, Color::White)),
+    ] {
+        actions.push(TimedAction { t_ms: t, action });
+    }
+    let script = HandScript {
+        actions,
+        made_at: Vec::new(),
+        pressed: Vec::new(),
+    };
+    let run = simulate_script(&game, &opts, script);
+    // The frame before the trip shows f6 empty; the one after it, the white
+    // knight on f3 and the black one back on f6.
+    assert_eq!(frames_after(&run.chunks, frame - 1)[..2], [frame, next]);
+    let read = replay_as(family, &run.chunks);
+    let [record] = &read.games[..] else {
+        panic!("one game: {:?}", read.games);
+    };
+    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
+    let alerts: Vec<&Alert> = read
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Alert(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, game.uci_moves(), "{alerts:#?}");
+    let serious: Vec<_> = alerts
+        .iter()
+        .filter(|a| a.severity != eboard_bridge::events::Severity::Info)
+        .collect();
+    assert!(serious.is_empty(), "{serious:#?}");
+}

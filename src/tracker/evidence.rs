@@ -408,6 +408,9 @@ pub struct Evidence {
     /// The readings of the last picture the best reading explained without
     /// noise, the ply under way left out (frame boards only).
     clean: Vec<Hyp>,
+    /// The last two plies played up to the anchor (fewer at the start): what
+    /// a piece lifted in a repetition's shuffle came from.
+    recent: Vec<Move>,
 }
 
 impl Evidence {
@@ -427,6 +430,7 @@ impl Evidence {
             frames: false,
             period: 0,
             clean: Vec::new(),
+            recent: Vec::new(),
         }
     }
 
@@ -441,6 +445,11 @@ impl Evidence {
         // Their presses are the tracker's business: none is owed here.
         h.closed = h.line.len();
         ev
+    }
+
+    /// The plies played up to the anchor (the last two are kept).
+    pub fn set_played_before(&mut self, moves: &[Move]) {
+        self.recent = moves[moves.len().saturating_sub(2)..].to_vec();
     }
 
     /// Whether the board has a clock: without one, no press is owed.
@@ -528,11 +537,13 @@ impl Evidence {
             }
             let (clocked, max_jump, frames, period) =
                 (self.clocked, self.max_jump, self.frames, self.period);
+            let recent: Vec<Move> = self.recent.iter().chain(moves).copied().collect();
             *self = Evidence::new(pos);
             self.clocked = clocked;
             self.max_jump = max_jump;
             self.frames = frames;
             self.period = period;
+            self.set_played_before(&recent);
             return;
         }
         let k = moves.len();
@@ -546,6 +557,8 @@ impl Evidence {
         for &m in moves {
             self.anchor.play_unchecked(m);
         }
+        let recent: Vec<Move> = self.recent.iter().chain(moves).copied().collect();
+        self.set_played_before(&recent);
         self.anchor_forgot = forgot;
     }
 
@@ -703,7 +716,16 @@ impl Evidence {
             None => Bitboard::FULL,
         };
         for h in from {
-            expand(h, t, shown, fresh, jumps, self.sparse(), &mut next);
+            expand(
+                h,
+                &self.recent,
+                t,
+                shown,
+                fresh,
+                jumps,
+                self.sparse(),
+                &mut next,
+            );
         }
         for h in &mut next {
             h.held_charged = 0;
@@ -1282,7 +1304,14 @@ fn plain_to_empty_square(m: Move, before: &Board, shown: &Board) -> Option<(Squa
 /// changed) shows the opponent's reply made, one of his pieces gone from a
 /// square the move does not touch and one of his put down on another.
 /// Whether a next move does lift the piece is for [`moved_on`] to see.
-fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> Option<Square> {
+/// `sparse`: pictures a second apart, where the reply may be unseen too.
+fn landing_moved_on(
+    m: Move,
+    before: &Board,
+    shown: &Board,
+    fresh: Bitboard,
+    sparse: bool,
+) -> Option<Square> {
     let (from, to) = plain_to_empty_square(m, before, shown)?;
     // Its square shows it gone: a piece that never left did not go and come
     // back between two scans (a bishop read as d3-b1-d3 around the
@@ -1307,12 +1336,8 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> 
         return None;
     }
     // The reply made in this very scan: the piece was not standing about.
-    let left = (before.by_color(them) & elsewhere & fresh)
-        .into_iter()
-        .any(|sq| shown.piece_at(sq) != before.piece_at(sq));
-    let landed = (shown.by_color(them) & elsewhere & fresh)
-        .into_iter()
-        .any(|sq| shown.piece_at(sq) != before.piece_at(sq));
+    let left = !reply_left(before, shown, them, elsewhere & fresh).is_empty();
+    let landed = !reply_landed(before, shown, them, elsewhere & fresh).is_empty();
     // The reply may have landed on the square the piece left, if the piece
     // shows up again elsewhere (Ba4 b5 Bc2 in one Certabo frame: the bishop
     // on c2, the pawn on b5). With the piece nowhere, that square is where
@@ -1320,7 +1345,113 @@ fn landing_moved_on(m: Move, before: &Board, shown: &Board, fresh: Bitboard) -> 
     let landed_on_from = fresh.contains(from)
         && shown.piece_at(from).is_some_and(|p| p.color == them)
         && !appeared.is_empty();
-    (left && (landed || landed_on_from)).then_some(to)
+    // On a board whose pictures come a second apart, the reply may have
+    // landed unseen too, on the square where the piece shows up: taken there
+    // by it (Bf8-c5, b2-b4, Bc5xb4 inside one Certabo frame shows f8 and b2
+    // emptied and the bishop on b4). Whether a legal line does that is for
+    // [`moved_on`] to see.
+    let taken_where_it_shows = sparse
+        && (before.by_color(them) & elsewhere & fresh & !shown.occupied())
+            .into_iter()
+            .any(|sq| {
+                before.piece_at(sq).is_some_and(|p| {
+                    let mut goes = attacks::attacks(sq, p, blockers);
+                    if p.role == Role::Pawn {
+                        goes |= Bitboard::from_file(sq.file()) & near(sq);
+                    }
+                    !(goes & appeared & fresh).is_empty()
+                })
+            });
+    (left && (landed || landed_on_from || taken_where_it_shows)).then_some(to)
+}
+
+/// Squares among `seen` where a piece of `them` stood and `shown` shows
+/// something else: where a reply made in this scan left.
+fn reply_left(before: &Board, shown: &Board, them: Color, seen: Bitboard) -> Bitboard {
+    (before.by_color(them) & seen)
+        .into_iter()
+        .filter(|&sq| shown.piece_at(sq) != before.piece_at(sq))
+        .collect()
+}
+
+/// Squares among `seen` where `shown` shows a piece of `them` that was not
+/// there: where a reply made in this scan landed.
+fn reply_landed(before: &Board, shown: &Board, them: Color, seen: Bitboard) -> Bitboard {
+    (shown.by_color(them) & seen)
+        .into_iter()
+        .filter(|&sq| shown.piece_at(sq) != before.piece_at(sq))
+        .collect()
+}
+
+/// On top of [`UNSEEN_LANDING`] and [`MOVED_ON_UNSEEN`]: a piece seen lifted
+/// and back on its square with the opponent's move made meanwhile went
+/// somewhere other than where it came from on its previous move (a
+/// repetition shuffles back and forth).
+const THERE_AND_BACK_ELSEWHERE: u32 = 2;
+
+/// Where the piece of `m`, a ply under way (its square seen empty in an
+/// earlier picture), may have stood unseen before going back: on a board
+/// whose pictures come a second apart, a king shuffled b7-c8 and back
+/// around the opponent's Rf7-f8, all between two pictures, shows only the
+/// king lifted in one picture and the rook moved in the next. Without this
+/// the rook's move reads out of turn and the record stops (a repetition at
+/// the end of a game in time trouble). Only when the piece shows on its square
+/// again and this picture shows the opponent's reply made on squares `m`
+/// does not touch; going back to where it came from on its previous move
+/// (the shuffle of a repetition) is the cheaper reading. The cost and the
+/// square; [`moved_on`] then requires the player's next move to leave it.
+fn there_and_back(
+    recent: &[Move],
+    line: &[Move],
+    m: Move,
+    before: &Board,
+    shown: &Board,
+    fresh: Bitboard,
+) -> Option<(u32, Square)> {
+    let (from, to) = plain_to_empty_square(m, before, shown)?;
+    let piece = before.piece_at(from)?;
+    if shown.piece_at(from) != Some(piece) {
+        return None;
+    }
+    let them = !piece.color;
+    let seen = !quick_touched(m) & fresh;
+    let landed = reply_landed(before, shown, them, seen);
+    let left = reply_left(before, shown, them, seen);
+    // The picture shows the reply and nothing else: one piece gone from one
+    // square and put down on another. A trip no picture saw is a stretch,
+    // read only where nothing simpler is left to read (a flicker on f8 beside
+    // a bishop put back on e3 and the queen's move read as Rf8-f7-f8 around
+    // two white moves).
+    if left.count() != 1 || landed.count() != 1 || diff(before, shown) != left | landed {
+        return None;
+    }
+    // The opponent's piece going on along the line of its previous move is
+    // that move seen on its way (a rook slid g8-g7-g6, one picture each), not
+    // a second move around a trip of ours: one picture's empty square beside
+    // it is a flicker.
+    let mut played = recent.iter().chain(line).rev();
+    if let Some(&last) = played.next() {
+        let went_on = landed.into_iter().any(|sq| {
+            last.from()
+                .is_some_and(|a| attacks::between(a, sq).contains(last.to()))
+        });
+        if went_on {
+            return None;
+        }
+    }
+    // The piece's previous move, two plies back, if it put it on `from`.
+    let came_from = played
+        .next()
+        .filter(|p| p.to() == from)
+        .and_then(|p| p.from());
+    let cost = UNSEEN_LANDING
+        + MOVED_ON_UNSEEN
+        + if came_from == Some(to) {
+            0
+        } else {
+            THERE_AND_BACK_ELSEWHERE
+        };
+    Some((cost, to))
 }
 
 /// `done` (its last move landed on `sq` unseen) goes on only where the same
@@ -1413,9 +1544,12 @@ fn prune_candidates(cands: &mut Vec<Cand>) {
 }
 
 /// Every way `h` goes on to explain `shown`, completing at most `jumps` plies;
-/// `sparse`: pictures come a second apart or more (see [`unseen_landings`]).
+/// `sparse`: pictures come a second apart or more (see [`unseen_landings`]);
+/// `recent`: the plies played up to the anchor, before `h`'s line.
+#[allow(clippy::too_many_arguments)]
 fn expand(
     h: &Hyp,
+    recent: &[Move],
     t: Millis,
     shown: &Board,
     fresh: Bitboard,
@@ -1447,8 +1581,14 @@ fn expand(
             complete(&mut done, c.mv, h.active_press);
             from_rest(&done, shown, fresh, jumps - 1, true, sparse, out);
         } else {
+            let back = if sparse {
+                there_and_back(recent, &h.line, c.mv, before, shown, fresh)
+            } else {
+                None
+            };
             for (cost, (sq, taken)) in unseen_landings(c.mv, before, shown, fresh, sparse)
                 .into_iter()
+                .chain([back.map(|(cost, sq)| (cost, (sq, false)))])
                 .flatten()
             {
                 let mut done = h.clone();
@@ -1503,7 +1643,7 @@ fn unseen_landings(
     fresh: Bitboard,
     sparse: bool,
 ) -> [Option<(u32, (Square, bool))>; 2] {
-    let moved_on = landing_moved_on(m, before, shown, fresh)
+    let moved_on = landing_moved_on(m, before, shown, fresh, sparse)
         .map(|sq| (UNSEEN_LANDING + MOVED_ON_UNSEEN, (sq, false)));
     let taken = if sparse && moved_on.is_some() {
         None
@@ -2030,6 +2170,78 @@ mod tests {
         h.press(Color::Black, 200);
         assert_eq!(h.line(), ["g8g7", "e1e2", "g7f7"]);
         assert_eq!(h.agreed(), ["g8g7", "e1e2", "g7f7"]);
+    }
+
+    #[test]
+    fn a_gambit_pawn_taken_inside_one_frame_by_a_piece_that_moved_twice_is_read() {
+        // Certabo, blind hands in time trouble (game 76): Bf8-c5, b2-b4 and
+        // Bc5xb4 inside one frame, which shows f8 and b2 emptied and the
+        // bishop on b4. Neither c5 nor the pawn on b4 was ever seen, and the
+        // bishop's move on was found only where the reply was seen landing:
+        // the pawn's vanishing was read as noise for a dozen plies and the
+        // line Bb4 c3 Ba5 d4 exd4 b4 Nxb4 O-O Nc6 published. Which square the
+        // bishop stopped on no frame says.
+        let pos = fen("r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3");
+        let (mut ev, mut frame) = certabo(&pos);
+        frame(&mut ev, pos.board());
+        let (_, after) = play(&pos, "f8c5");
+        let (_, after) = play(&after, "b2b4");
+        let (_, after) = play(&after, "c5b4");
+        frame(&mut ev, after.board());
+        let (_, after) = play(&after, "c2c3");
+        for _ in 0..3 {
+            frame(&mut ev, after.board());
+        }
+        let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        let best: Vec<String> = ev.best().line.iter().map(uci).collect();
+        assert_eq!(best.len(), 4, "{:#?}", ev.describe());
+        assert_eq!(best[1..], ["b2b4", &format!("{}b4", &best[0][2..]), "c2c3"]);
+        assert!(
+            ev.viable(0)
+                .any(|h| h.line.first().map(uci).as_deref() == Some("f8c5")),
+            "{:#?}",
+            ev.describe()
+        );
+    }
+
+    #[test]
+    fn a_king_shuffled_there_and_back_between_two_frames_is_read() {
+        // Certabo, blind hands in time trouble (game 145, a repetition at the
+        // end): Kb7-c8, Rf7-f8+ and Kc8-b7 fall between two frames. One frame
+        // caught the king lifted from b7; the next shows it back on b7 and the
+        // rook on f8. Read without the king's trip, the rook's move is out of
+        // turn: the last four plies of the game were never published.
+        let pos = fen("2k2R2/8/8/8/6p1/8/8/6K1 b - - 0 1");
+        let (mut ev, mut frame) = certabo(&pos);
+        frame(&mut ev, pos.board());
+        let (_, after) = play(&pos, "c8b7");
+        let (_, p2) = play(&after, "f8f7");
+        // Rf7+ stands two seconds before the king is lifted.
+        for _ in 0..2 {
+            frame(&mut ev, p2.board());
+        }
+        let mut lifted = p2.board().clone();
+        lifted.discard_piece_at(Square::B7);
+        frame(&mut ev, &lifted);
+        let (_, after) = play(&p2, "b7c8");
+        let (_, after) = play(&after, "f7f8");
+        let (_, after) = play(&after, "c8b7");
+        frame(&mut ev, after.board());
+        let (_, end) = play(&after, "f8f7");
+        for _ in 0..3 {
+            frame(&mut ev, end.board());
+        }
+        let uci = |m: &Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+        let best: Vec<String> = ev.best().line.iter().map(uci).collect();
+        assert_eq!(
+            best,
+            ["c8b7", "f8f7", "b7c8", "f7f8", "c8b7", "f8f7"],
+            "{:#?}",
+            ev.describe()
+        );
+        // Where else the king may have gone (a8, b8) the frames do not say,
+        // but back where it came from is the repetition's shuffle.
+        assert!(ev.viable(0).count() == 1, "{:#?}", ev.describe());
     }
 
     #[test]

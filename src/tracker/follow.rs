@@ -71,6 +71,7 @@ impl Tracker {
         }
         let line: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
         let mut ev = Evidence::with_line(game.verified().clone(), &line);
+        ev.set_played_before(&game.moves);
         // The board's frame period is fixed: told once, kept when the anchor moves.
         ev.set_frame_period(Some(self.frame_period()).filter(|&p| p > 0));
         self.evidence = Some(ev);
