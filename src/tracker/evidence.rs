@@ -1417,12 +1417,13 @@ fn there_and_back(
     let seen = !quick_touched(m) & fresh;
     let landed = reply_landed(before, shown, them, seen);
     let left = reply_left(before, shown, them, seen);
-    // The picture shows the reply and nothing else: one piece gone from one
-    // square and put down on another. A trip no picture saw is a stretch,
-    // read only where nothing simpler is left to read (a flicker on f8 beside
-    // a bishop put back on e3 and the queen's move read as Rf8-f7-f8 around
-    // two white moves).
-    if left.count() != 1 || landed.count() != 1 || diff(before, shown) != left | landed {
+    // The reply is one move: one piece put down on a new square, and the
+    // square it left empty (with, at most, the opponent's next piece lifted:
+    // Nf2, Rh8-e8, Ng4 and b5 lifted for b4 inside one frame). A trip no
+    // picture saw is a stretch, read only around such a reply (a flicker on
+    // f8 beside a bishop put back on e3 and the queen's move read as
+    // Rf8-f7-f8 around two white moves).
+    if landed.count() != 1 || left.count() > 2 || !(left & shown.occupied()).is_empty() {
         return None;
     }
     // The opponent's piece going on along the line of its previous move is
