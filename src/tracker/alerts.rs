@@ -104,7 +104,7 @@ pub(super) fn ambiguous_alert(
         severity: Severity::Warning,
         squares: Alert::square_names(target.diff(base.board())),
         message: format!(
-            "Several move orders lead to the position on the board: {}. Nothing is published until the arbiter confirms which was played.",
+            "Several move orders lead to the position on the board: {}. Nothing is published until the moves that follow show which was played; if they do not, restore the position after the last published move (7.4) and replay the moves from the scoresheets.",
             lines.join(" | ")
         ),
     })

@@ -509,21 +509,34 @@ impl Tracker {
                 }
             }
         }
-        if sols.len() > 1 {
-            if self.current.ambiguous_alerted.as_ref() != Some(&sols) {
-                if matches!(target, Target::Occupancy(_)) {
-                    // Later frames usually decide; if they do not, one line is
-                    // recorded and the others kept (see `rivals.rs`).
-                    if self.current.ambiguous_lines.is_empty() {
-                        let len = sols.iter().map(Vec::len).min().unwrap_or(0);
-                        self.current.ambiguous_started = Some((t, len));
-                    }
+        if sols.len() > 1 && self.current.ambiguous_alerted.as_ref() != Some(&sols) {
+            if matches!(target, Target::Occupancy(_)) {
+                // Later frames usually decide; if they do not, one line is
+                // recorded and the others kept (see `rivals.rs`).
+                if self.current.ambiguous_lines.is_empty() {
+                    let len = sols.iter().map(Vec::len).min().unwrap_or(0);
+                    self.current.ambiguous_started = Some((t, len));
+                }
+            } else {
+                let base = game.pos_at(j).clone();
+                if same_position_after(&base, &sols) {
+                    // Move orders that reach the same position (after a
+                    // link gap: Nf3 e5 e4 or e4 e5 Nf3): no later picture
+                    // can ever tell them apart, and waiting for one left
+                    // the rest of the game unpublished. One is recorded,
+                    // the arbiters are told the others (8.4).
+                    let chosen = sols.remove(0);
+                    out.push(super::follow::uncertain_alert(&base, &chosen, &sols));
+                    sols = vec![chosen];
                 } else {
-                    let base = game.pos_at(j).clone();
                     out.push(ambiguous_alert(&base, target, &sols));
                 }
+            }
+            if sols.len() > 1 {
                 self.current.ambiguous_alerted = Some(sols.clone());
             }
+        }
+        if sols.len() > 1 {
             self.current.ambiguous_lines = sols.into_iter().map(|l| (j, l)).collect();
             return Resolution::Ambiguous;
         }
@@ -766,4 +779,20 @@ impl Tracker {
         self.after_resolution(t, raw, None, target, r, out);
         true
     }
+}
+
+/// Whether every line of `lines` leads from `base` to the same position (the
+/// move counters aside): move orders no later picture can tell apart.
+fn same_position_after(base: &Chess, lines: &[Vec<Move>]) -> bool {
+    let ends: Vec<String> = lines
+        .iter()
+        .map(|line| {
+            let mut pos = base.clone();
+            for &m in line {
+                pos.play_unchecked(m);
+            }
+            shakmaty::fen::Epd::from_position(&pos, shakmaty::EnPassantMode::Legal).to_string()
+        })
+        .collect();
+    ends.windows(2).all(|w| w[0] == w[1])
 }
