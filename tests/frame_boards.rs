@@ -3,6 +3,8 @@
 //! board, read back by `replay` (the header names the family, the session
 //! gives the tracker the family's sensor profile).
 
+mod support;
+
 use eboard_bridge::events::{Alert, TrackerEvent};
 use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
 use eboard_bridge::session::replay::{replay, Collected};
@@ -305,15 +307,7 @@ fn a_frame_board_reads_a_shuffle_made_between_two_frames() {
 #[test]
 fn certabo_games_that_once_went_wrong() {
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
-    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/expected/games-index.jsonl"
-    )))
-    .expect("the data set's index loads");
-    let games: Vec<(String, Game)> = index
-        .into_iter()
-        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
-        .collect();
+    let games = support::games::bench_games();
     let family = eboard_protocols::family("certabo").unwrap();
     // (game, hands, pace, forgotten presses, exact): the last `false` asks
     // only for no warning alert.

@@ -3,6 +3,8 @@
 //! family's virtual board, read back by `replay` (or by the accuracy bench's
 //! own loop), as the daemon reads a port.
 
+mod support;
+
 use eboard_bridge::events::{GameEvent, TrackerEvent};
 use eboard_bridge::session::capture::{CaptureHeader, CaptureWriter, Chunk, Direction};
 use eboard_bridge::session::replay::{replay, Collected};
@@ -558,15 +560,7 @@ fn a_move_order_no_frame_can_tell_is_recorded_with_a_note() {
 #[test]
 fn real_games_that_once_went_wrong() {
     use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace};
-    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/expected/games-index.jsonl"
-    )))
-    .expect("the data set's index loads");
-    let games: Vec<(String, Game)> = index
-        .into_iter()
-        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
-        .collect();
+    let games = support::games::bench_games();
     let cases = [
         // 14... Bxd3 with White's bishop taken off first and a frame catching
         // Black's on e4, on its way from f5: f5 and d3 empty, e4 occupied.

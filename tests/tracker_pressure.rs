@@ -24,19 +24,7 @@ fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
 
-/// The data set's usable games as the accuracy bench numbers them (`show=I`),
-/// each with its name (`file#index`).
-fn bench_games() -> Vec<(String, eboard_bridge::sim::games::Game)> {
-    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/expected/games-index.jsonl"
-    )))
-    .expect("the data set's index loads");
-    index
-        .into_iter()
-        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
-        .collect()
-}
+use support::games::bench_games;
 
 fn fen(f: &str) -> Script {
     let mut sc = Script::from_fen(f);

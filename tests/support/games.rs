@@ -43,3 +43,16 @@ pub fn load() -> Vec<IndexGame> {
         })
         .collect()
 }
+
+/// The data set's usable games as the accuracy bench numbers them (`show=I`),
+/// each with its name (`file#index`), parsed.
+// The tracker bench includes this file too and does not use it.
+#[allow(dead_code)]
+pub fn bench_games() -> Vec<(String, eboard_bridge::sim::games::Game)> {
+    let index = eboard_bridge::sim::games::load_index(std::path::Path::new(&index_path()))
+        .expect("the data set's index loads");
+    index
+        .into_iter()
+        .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
+        .collect()
+}
