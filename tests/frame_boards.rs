@@ -306,7 +306,7 @@ fn a_frame_board_reads_a_shuffle_made_between_two_frames() {
 /// seed that showed it.
 #[test]
 fn certabo_games_that_once_went_wrong() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace, Setup};
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
     let games = support::games::bench_games();
     let family = eboard_protocols::family("certabo").unwrap();
     // (game, hands, pace, forgotten presses, exact): the last `false` asks
@@ -328,17 +328,13 @@ fn certabo_games_that_once_went_wrong() {
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press, exact) in cases {
-        let (name, game) = &games[i];
+        let name = &games[i].0;
         let hands = Hands {
             model,
             pace,
             forget_press,
         };
-        let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
-        // As the accuracy bench sets up the board.
-        opts.family = family;
-        opts.board.clock.present = true;
-        let out = run_game_as(game, &opts, model);
+        let out = support::games::play_as_bench(&games, i, family, hands);
         if (exact && !out.is_exact()) || !out.serious_alerts.is_empty() {
             wrong.push(format!(
                 "{name} ({hands:?}): first difference at ply {:?}, alerts {:?}",

@@ -559,7 +559,7 @@ fn a_move_order_no_frame_can_tell_is_recorded_with_a_note() {
 /// them. Each must come out exact.
 #[test]
 fn real_games_that_once_went_wrong() {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands, Model, Pace};
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
     let games = support::games::bench_games();
     let cases = [
         // 14... Bxd3 with White's bishop taken off first and a frame catching
@@ -571,15 +571,13 @@ fn real_games_that_once_went_wrong() {
     ];
     let mut wrong = Vec::new();
     for (i, model, pace, forget_press) in cases {
-        let (name, game) = &games[i];
+        let name = &games[i].0;
         let hands = Hands {
             model,
             pace,
             forget_press,
         };
-        let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
-        opts.family = family();
-        let out = run_game_as(game, &opts, model);
+        let out = support::games::play_as_bench(&games, i, family(), hands);
         if !out.is_exact() {
             wrong.push(format!(
                 "{name} ({hands:?}): first difference at ply {:?}, alerts {:?}",

@@ -56,3 +56,21 @@ pub fn bench_games() -> Vec<(String, eboard_bridge::sim::games::Game)> {
         .filter_map(|g| g.game.map(|game| (format!("{}#{}", g.file, g.index), game)))
         .collect()
 }
+
+/// Plays game `i` of [`bench_games`] on a `family` board with `hands`, the
+/// board set up exactly as the accuracy bench sets it (normal set-up, sensor
+/// noise, the game's number as the seed, a clock present where the family
+/// reads one), so that `show=I` and the test see the same run.
+#[allow(dead_code)]
+pub fn play_as_bench(
+    games: &[(String, eboard_bridge::sim::games::Game)],
+    i: usize,
+    family: &'static eboard_protocols::family::Family,
+    hands: eboard_bridge::sim::accuracy::Hands,
+) -> eboard_bridge::sim::accuracy::Outcome {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Setup};
+    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+    opts.family = family;
+    opts.board.clock.present = true;
+    run_game_as(&games[i].1, &opts, hands.model)
+}
