@@ -12,7 +12,7 @@ use crate::events::{Alert, AlertKind, AlertResolved, Millis, Severity, TrackerEv
 use crate::timecontrol::{Category, Regime, TimeControl};
 
 /// The alerts raised on this board and what they still wait for.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct AlertBook {
     /// Alerts numbered so far (the last [`Alert::id`] given).
     pub(super) alerts_raised: u32,

@@ -15,7 +15,7 @@ use super::{clock_laws, Phase, Resolution, Tracker};
 use crate::events::{ColorName, GameEvent, Millis, TrackerEvent};
 
 /// What the tracker knows about the clock and its presses.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct ClockState {
     /// A clock that reports its lever was seen: presses prove moves.
     pub(super) clock_seen: bool,

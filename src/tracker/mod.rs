@@ -236,7 +236,7 @@ enum Resolution {
 }
 
 /// Follows one board's game.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Tracker {
     config: TrackerConfig,
     phase: Phase,

@@ -16,7 +16,7 @@ use super::{Press, Resolution};
 use crate::events::Millis;
 
 /// The moves in progress and the alerts they raised (see the module doc).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct MoveState {
     /// How the latest picture was read.
     pub(super) resolution: Resolution,

@@ -746,7 +746,8 @@ impl Tracker {
     /// round, so the game begins with the board taken as built, and the first
     /// move tells which way it stands (White's first move seen from the other
     /// side is a move of Black's pieces, never legal). A picture before any
-    /// move that only the board turned 180° explains turns it.
+    /// move that only the board turned 180° explains turns it, as does one in
+    /// which it reads plies and the next mover's piece lifted.
     fn try_turn_occupancy(
         &mut self,
         t: Millis,
@@ -763,7 +764,11 @@ impl Tracker {
         {
             return false;
         }
-        let was = (self.orientation, self.sensing.seen.clone());
+        // A trial: reading the picture the other way round may record plies
+        // or note what the squares showed before it fails, and a failed trial
+        // must leave nothing behind (a pending move read turned and kept with
+        // the board taken as built made every later picture nonsense).
+        let was = self.clone();
         self.orientation = self.orientation.turned_180();
         let occupancy = self.orientation.apply(raw).occupied();
         let target = Target::Occupancy(occupancy);
@@ -771,8 +776,12 @@ impl Tracker {
         self.sensing.seen.add(target);
         let mut heard = Vec::new();
         let r = self.resolve(t, target, &mut heard);
-        if r == Resolution::Unexplained {
-            (self.orientation, self.sensing.seen) = was;
+        // Plies read before the next mover's piece was lifted (White's first
+        // move and Black's hand already at work, in one frame) prove the turn
+        // as well as a board at rest.
+        let read_plies = self.game.as_ref().is_some_and(|g| !g.pending.is_empty());
+        if r == Resolution::Unexplained && !read_plies {
+            *self = was;
             return false;
         }
         out.append(&mut heard);

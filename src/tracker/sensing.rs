@@ -12,7 +12,7 @@ use super::{search, Tracker};
 use crate::events::Millis;
 
 /// What the tracker remembers about how the board reported.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Sensing {
     /// What each square showed since the last explained picture.
     pub(super) seen: search::Seen,

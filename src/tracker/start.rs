@@ -93,7 +93,7 @@ pub(super) const POSITION_UNKNOWN_MS: Millis = 10_000;
 /// What the tracker watches between games: the start position to expect, the
 /// start picture waiting for its hold, and what was reported about set-ups that
 /// are not a start. It outlives games: a game's start only drops the candidates.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct StartWatch {
     /// The operator's start position (`set_start_fen`), instead of a standard or
     /// Chess960 start picture.

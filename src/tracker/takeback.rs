@@ -14,7 +14,7 @@ use crate::events::{Alert, AlertKind, GameEvent, Millis, MoveEvent, Severity, Tr
 use crate::operator::Refusal;
 
 /// What the tracker keeps to go back on verified moves.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Retractions {
     /// Verified plies the board has shown still for `CERTAIN_STILL_MS` with
     /// nothing pending: self-correction never goes back before them.

@@ -68,8 +68,26 @@ pub fn play_as_bench(
     family: &'static eboard_protocols::family::Family,
     hands: eboard_bridge::sim::accuracy::Hands,
 ) -> eboard_bridge::sim::accuracy::Outcome {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Setup};
-    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+    play_as_bench_in(
+        games,
+        i,
+        family,
+        hands,
+        eboard_bridge::sim::accuracy::Setup::Normal,
+    )
+}
+
+/// [`play_as_bench`] in another set-up (`setup=turned|right` of the bench).
+#[allow(dead_code)]
+pub fn play_as_bench_in(
+    games: &[(String, eboard_bridge::sim::games::Game)],
+    i: usize,
+    family: &'static eboard_protocols::family::Family,
+    hands: eboard_bridge::sim::accuracy::Hands,
+    setup: eboard_bridge::sim::accuracy::Setup,
+) -> eboard_bridge::sim::accuracy::Outcome {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for};
+    let mut opts = sim_options_for(setup, i as u64, true, hands);
     opts.family = family;
     opts.board.clock.present = true;
     run_game_as(&games[i].1, &opts, hands.model)
