@@ -22,7 +22,8 @@
 //! set-up's rows only);
 //! `family=NAME` plays on that family's virtual board (default `dgt`);
 //! `clock=off` unplugs the DGT board's clock (to compare with families that
-//! have none); `frame=MS` sets a frame-reporting board's period; `bus=N` puts
+//! have none); `arbiter=end` has the arbiter enter the result of a game the
+//! board did not end once its recording ends (not scored); `frame=MS` sets a frame-reporting board's period; `bus=N` puts
 //! N DGT boards on one daisy-chained line, polled by the daemon's bus driver
 //! and read by one session (the own hands only). The runs
 //! that are not exact are listed at the end, the first 400, or every one with
@@ -33,7 +34,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use eboard_bridge::sim::accuracy::{
-    expected_result, run_bus, run_game_as, sim_options_for, Hands, Model, Outcome, Pace, Setup,
+    expected_result, run_bus, run_game_as, sim_options_for, Hands, Inexact, Model, Outcome, Pace,
+    Setup,
 };
 use eboard_bridge::sim::games::load_index;
 use eboard_bridge::sim::SimOptions;
@@ -95,6 +97,7 @@ fn main() {
     };
 
     let clock_off = args.iter().any(|a| a == "clock=off");
+    let arbiter = args.iter().any(|a| a == "arbiter=end");
     let frame_ms = args
         .iter()
         .find_map(|a| a.strip_prefix("frame=")?.parse::<u64>().ok());
@@ -122,6 +125,7 @@ fn main() {
         opts.family = family;
         opts.board.clock.present = !clock_off;
         opts.board.frame_ms = frame_ms;
+        opts.arbiter_result = arbiter;
         opts
     };
 
@@ -255,6 +259,9 @@ fn main() {
     let mut failures = Vec::new();
     let mut info_kinds = Vec::new();
     let mut named = Vec::new();
+    let mut kinds = Vec::new();
+    let occupancy_only = (family.capabilities)(eboard_protocols::family::PortMode::Single).sensing
+        == eboard_protocols::family::Sensing::Occupancy;
     let noise = noise_on();
     // `setup=normal|turned|right`: that set-up's row only.
     let only_setup = args
@@ -298,6 +305,7 @@ fn main() {
                             &game.start,
                             &wanted,
                             &format!("{name} (show={i}) [{label}, {}, bus]", setup.name()),
+                            (i, occupancy_only),
                         );
                     }
                 }
@@ -318,6 +326,7 @@ fn main() {
                     &game.start,
                     &wanted,
                     &format!("{name} (show={i}) [{label}, {}]", setup.name()),
+                    (i, occupancy_only),
                 );
             }
             println!(
@@ -343,6 +352,18 @@ fn main() {
                 t.named,
                 t.games - t.exact
             ));
+            kinds.push(format!(
+                "{label} [{}]: {}",
+                setup.name(),
+                Inexact::ALL
+                    .iter()
+                    .map(|k| format!("{} {}", k.name(), t.kinds.get(k).map_or(0, Vec::len)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            if let Some(alike) = t.kinds.get(&Inexact::SameAtRest) {
+                kinds.push(format!("    alike at rest: show={alike:?}"));
+            }
         }
     }
     println!();
@@ -355,6 +376,11 @@ fn main() {
         "games not exact whose first wrong ply an 8.4 note named, the moves played among its readings:"
     );
     for line in &named {
+        println!("  {line}");
+    }
+    println!();
+    println!("games not exact, by why (alike at rest: every ply's position shows the same to this board):");
+    for line in &kinds {
         println!("  {line}");
     }
     let hours = board_time.as_secs_f64() / 3600.0;
@@ -438,6 +464,8 @@ struct Tally {
     /// Games not exact whose first wrong ply an 8.4 note named, with the
     /// moves played among its readings.
     named: usize,
+    /// The games not exact by why (see `Inexact`), as the numbers `show=I` takes.
+    kinds: std::collections::BTreeMap<Inexact, Vec<usize>>,
     failures: Vec<String>,
 }
 
@@ -448,6 +476,7 @@ impl Tally {
         start: &shakmaty::Chess,
         wanted: &[(eboard_bridge::events::GameResult, &str, u32)],
         name: &str,
+        (i, occupancy_only): (usize, bool),
     ) {
         self.retractions += out.retractions;
         self.serious += out.serious_alerts.len();
@@ -481,11 +510,16 @@ impl Tally {
         }
         let named = !out.is_exact() && out.named_uncertain(start);
         self.named += usize::from(named);
+        let kind = out.inexact_kind(start, occupancy_only);
+        if let Some(k) = kind {
+            self.kinds.entry(k).or_default().push(i);
+        }
         if out.is_exact() {
             self.exact += 1;
         } else {
             self.failures.push(format!(
-                "{name}: first difference at ply {:?} of {}, {} published, {} retractions{}, alerts {:?}",
+                "{name}: {}: first difference at ply {:?} of {}, {} published, {} retractions{}, alerts {:?}",
+                kind.map_or("?", Inexact::name),
                 out.first_difference(),
                 out.expected.len(),
                 out.verified.len(),

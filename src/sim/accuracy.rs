@@ -130,6 +130,44 @@ impl Outcome {
             })
     }
 
+    /// Why a game is not exact, or `None` if it is. `occupancy_only`: the
+    /// board senses only which squares are occupied, so two lines whose
+    /// positions occupy the same squares ply by ply look alike at rest.
+    pub fn inexact_kind(&self, start: &shakmaty::Chess, occupancy_only: bool) -> Option<Inexact> {
+        if self.is_exact() {
+            return None;
+        }
+        if self.verified == self.expected {
+            return Some(if self.retractions > 0 {
+                Inexact::Corrected
+            } else {
+                Inexact::Alerted
+            });
+        }
+        if self.expected.starts_with(&self.verified) {
+            return Some(Inexact::Stopped);
+        }
+        let (Some(read), Some(played)) = (
+            boards_after(start, &self.verified),
+            boards_after(start, &self.expected),
+        ) else {
+            return Some(Inexact::Wrong);
+        };
+        let alike = read.len() == played.len()
+            && read.iter().zip(&played).all(|(a, b)| {
+                if occupancy_only {
+                    a.occupied() == b.occupied()
+                } else {
+                    a == b
+                }
+            });
+        Some(if alike {
+            Inexact::SameAtRest
+        } else {
+            Inexact::Wrong
+        })
+    }
+
     /// The first ply (1-based) where the published moves differ from the source.
     pub fn first_difference(&self) -> Option<usize> {
         let n = self
@@ -140,6 +178,63 @@ impl Outcome {
             .count();
         (n < self.verified.len().max(self.expected.len())).then_some(n + 1)
     }
+}
+
+/// Why a game did not come out exact (see [`Outcome::inexact_kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Inexact {
+    /// The record is the game played, but a wrong reading was published and
+    /// corrected in the open (a `Retraction`) on the way.
+    Corrected,
+    /// The record is the game played, with a warning or error alert raised.
+    Alerted,
+    /// The record differs from the game played, yet the two occupy the same
+    /// squares after every ply: no picture of the board at rest tells them
+    /// apart (on an identity board, the same pieces on the same squares).
+    SameAtRest,
+    /// Every published ply is right, but the record stops short of the game.
+    Stopped,
+    /// Moves published that were not played, and a picture at rest shows it.
+    Wrong,
+}
+
+impl Inexact {
+    /// Every kind, in report order.
+    pub const ALL: [Inexact; 5] = [
+        Inexact::Corrected,
+        Inexact::Alerted,
+        Inexact::SameAtRest,
+        Inexact::Stopped,
+        Inexact::Wrong,
+    ];
+
+    /// Short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Inexact::Corrected => "corrected in the open",
+            Inexact::Alerted => "right, with an alert",
+            Inexact::SameAtRest => "alike at rest",
+            Inexact::Stopped => "stopped short",
+            Inexact::Wrong => "wrong moves",
+        }
+    }
+}
+
+/// The board after each ply of `uci` played from `start`, or `None` if a move
+/// does not parse or is not legal there.
+fn boards_after(start: &shakmaty::Chess, uci: &[String]) -> Option<Vec<shakmaty::Board>> {
+    let mut pos = start.clone();
+    uci.iter()
+        .map(|u| {
+            let m = u
+                .parse::<shakmaty::uci::UciMove>()
+                .ok()?
+                .to_move(&pos)
+                .ok()?;
+            pos.play_unchecked(m);
+            Some(pos.board().clone())
+        })
+        .collect()
 }
 
 /// How fast the players move.
@@ -316,6 +411,19 @@ pub fn run_game_traced(
         crate::session::replay::end_grace_ms(&TrackerConfig::default()),
         &mut events,
     );
+    let ended = events
+        .iter()
+        .any(|e| matches!(e.event, TrackerEvent::Game(GameEvent::Result { .. })));
+    if opts.arbiter_result && !ended {
+        // Which result does not matter here: the arbiter's is not scored.
+        let command = crate::operator::TrackerCommand::SetResult {
+            result: GameResult::Draw,
+            reason: String::new(),
+        };
+        let at = driver.last_t() + 1;
+        // A board whose game never started has no game to end.
+        let _ = driver.operator(at, 1, &command, &mut events);
+    }
     let end = driver.last_t();
     let session = driver.session;
     let reconstruction = thread_cpu_time().saturating_sub(started);
@@ -388,6 +496,8 @@ fn score(
                     stamped.ply, stamped.t_ms, a.kind, a.message
                 ));
             }
+            TrackerEvent::Game(GameEvent::Result { reason, .. })
+                if *reason == crate::events::ResultReason::Arbiter => {}
             TrackerEvent::Game(GameEvent::Result { result, reason }) => {
                 out.results.push((*result, reason.to_string(), last_ply));
             }

@@ -47,6 +47,10 @@ pub struct SimOptions {
     pub tail_ms: u64,
     /// The host's link timings (the daemon's defaults).
     pub timings: DriverTimings,
+    /// Once the recording ends, the arbiter enters the result of a game the
+    /// board did not end (a resignation, an agreed draw), as arbiters do at a
+    /// tournament. The accuracy runs only: the result is not scored.
+    pub arbiter_result: bool,
 }
 
 impl Default for SimOptions {
@@ -62,6 +66,7 @@ impl Default for SimOptions {
             host_start_ms: 200,
             tail_ms: 3_000,
             timings: DriverTimings::default(),
+            arbiter_result: false,
         }
     }
 }
