@@ -167,7 +167,7 @@ fn the_arbiter_enters_and_corrects_a_result() {
     let mut empty = Script::empty(TrackerConfig::default());
     let mut out = Vec::new();
     assert_eq!(
-        empty.tracker.operator_result(GameResult::Draw, &mut out),
+        empty.tracker.operator_result(0, GameResult::Draw, &mut out),
         Err(Refusal::NoGame)
     );
     assert!(out.is_empty());
@@ -176,12 +176,14 @@ fn the_arbiter_enters_and_corrects_a_result() {
     sc.play("e2e4", W).play("e7e5", B);
     run(&mut sc, |sc, out| {
         sc.tracker
-            .operator_result(GameResult::WhiteWins, out)
+            .operator_result(sc.t, GameResult::WhiteWins, out)
             .unwrap();
     });
     assert!(!sc.tracker.in_game(), "the game is over");
     run(&mut sc, |sc, out| {
-        sc.tracker.operator_result(GameResult::Draw, out).unwrap();
+        sc.tracker
+            .operator_result(sc.t, GameResult::Draw, out)
+            .unwrap();
     });
     let results: Vec<_> = sc
         .results()

@@ -4,7 +4,7 @@
 
 mod support;
 
-use eboard_bridge::events::{GameEvent, GameResult, Severity};
+use eboard_bridge::events::{GameEvent, GameResult, Severity, TrackerEvent};
 use eboard_bridge::tracker::TrackerConfig;
 use eboard_protocols::{ClockSide, MagicPiece, Picture};
 use shakmaty::Color;
@@ -339,6 +339,104 @@ fn s14e_occupancy_queen_held_over_a_mate_is_not_the_end_of_the_game() {
     // Black answers: the game goes on.
     sc.lift("h7").place("h6", 'p').wait(10_000);
     assert_eq!(sc.sans(), s(&["Qg4", "h6"]), "{:?}", sc.alerts());
+}
+
+#[test]
+fn s14f_occupancy_capture_undecided_when_the_arbiter_enters_the_result() {
+    // As s14c, but Black resigns 20 s later and the arbiter enters 1-0 at
+    // once: the game is over, so nothing will decide the capture. It is
+    // recorded with its note before the result, not dropped with the game.
+    let mut sc = occupancy(FORK);
+    sc.lift("f3").place("g5", 'N').press(W).wait(20_000);
+    assert!(sc.sans().is_empty(), "still watching: {:?}", sc.sans());
+    let mut out = Vec::new();
+    sc.tracker
+        .operator_result(sc.t, GameResult::WhiteWins, &mut out)
+        .unwrap();
+    let t = sc.t;
+    sc.events.extend(out.into_iter().map(|e| (t, e)));
+    let recorded = sc.sans();
+    assert!(
+        recorded == s(&["Nxe5"]) || recorded == s(&["Nxg5"]),
+        "{recorded:?}"
+    );
+    assert_eq!(sc.alert_kinds(), s(&["moves_uncertain"]));
+    assert_eq!(sc.results().len(), 1);
+    // The move comes before the result in the stream.
+    let kinds: Vec<&str> = sc
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TrackerEvent::Game(GameEvent::Move(_)) => Some("move"),
+            TrackerEvent::Game(GameEvent::Result { .. }) => Some("result"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["move", "result"]);
+}
+
+#[test]
+fn s14g_occupancy_capture_undecided_when_the_board_is_set_up_again() {
+    // 3. exd5 or exf5: e4 emptied, d5 and f5 occupied before and after. 20 s
+    // later the players stop the clock and set up the start for the next
+    // game: the capture is recorded with its note in the game that ends,
+    // not dropped with it.
+    let mut sc =
+        Script::occupancy_from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+    sc.play("e2e4", W)
+        .play("d7d5", B)
+        .play("b1c3", W)
+        .play("f7f5", B);
+    sc.lift("e4").place("d5", 'P').press(W).wait(20_000);
+    assert_eq!(sc.sans(), s(&["e4", "d5", "Nc3", "f5"]), "still watching");
+    sc.clock.running = false;
+    sc.report_clock();
+    sc.wait(2_000);
+    sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    sc.wait(10_000);
+    assert_eq!(sc.game_starts().len(), 2, "a new game: {:?}", sc.alerts());
+    let recorded = sc.sans();
+    assert!(
+        recorded == s(&["e4", "d5", "Nc3", "f5", "exd5"])
+            || recorded == s(&["e4", "d5", "Nc3", "f5", "exf5"]),
+        "{recorded:?}"
+    );
+    assert!(
+        sc.alert_kinds().contains(&"moves_uncertain".to_string()),
+        "{:?}",
+        sc.alerts()
+    );
+}
+
+#[test]
+fn s14h_occupancy_capture_undecided_at_the_arbiters_result_is_not_read_as_mate() {
+    // Qxf7#, Qxe5+ or Qxh7: h5 emptied, the three targets occupied before
+    // and after. The arbiter enters a result 3 s later. The board did not
+    // end the game, the arbiter did: a reading that mates is not recorded
+    // over one that does not, and no result but the arbiter's is published.
+    let mut sc = occupancy("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4");
+    sc.lift("h5").place("f7", 'Q').press(W).wait(3_000);
+    let mut out = Vec::new();
+    sc.tracker
+        .operator_result(sc.t, GameResult::Draw, &mut out)
+        .unwrap();
+    let t = sc.t;
+    sc.events.extend(out.into_iter().map(|e| (t, e)));
+    let recorded = sc.sans();
+    assert!(
+        recorded == s(&["Qxe5+"]) || recorded == s(&["Qxh7"]),
+        "{recorded:?} {:?}",
+        sc.alerts()
+    );
+    let results: Vec<_> = sc
+        .results()
+        .into_iter()
+        .map(|r| match r {
+            GameEvent::Result { result, .. } => *result,
+            _ => unreachable!("results() returns results"),
+        })
+        .collect();
+    assert_eq!(results, [GameResult::Draw]);
 }
 
 #[test]

@@ -377,7 +377,7 @@ impl Session {
             // The arbiter's notes (`reason`) are journaled with the command and
             // shown on the timeline; the public result carries none of them.
             TrackerCommand::SetResult { result, .. } => {
-                state.tracker.operator_result(*result, &mut scratch)
+                state.tracker.operator_result(t_ms, *result, &mut scratch)
             }
             TrackerCommand::AcceptRetraction => {
                 state.tracker.operator_accept_retraction(&mut scratch)

@@ -550,14 +550,20 @@ impl Tracker {
     /// ruling): the game ends, or a result already given is corrected. The
     /// result is published as the arbiter's ([`ResultReason::Arbiter`]); what
     /// the arbiter wrote with it is arbiter business (Article 12.6) and stays
-    /// in the journaled command and on the board's timeline.
+    /// in the journaled command and on the board's timeline. A capture still
+    /// undecided on an occupancy-only board is recorded first, with its note
+    /// (see `rivals.rs`): nothing after the game's end can decide it.
     pub fn operator_result(
         &mut self,
+        t: Millis,
         result: GameResult,
         out: &mut Vec<TrackerEvent>,
     ) -> Result<(), Refusal> {
         if self.game.is_none() {
             return Err(Refusal::NoGame);
+        }
+        if self.phase == Phase::Playing {
+            self.commit_before_the_end(t, out);
         }
         if self.phase == Phase::Playing {
             self.end_game(result, ResultReason::Arbiter, out);

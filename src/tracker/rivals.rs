@@ -128,6 +128,18 @@ impl Tracker {
     /// 8.4 note and keeps them as rivals. A line that ends the game (the
     /// board standing still on it) comes first; else the search's first.
     pub(super) fn commit_ambiguity(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        self.commit_ambiguity_as(t, true, out);
+    }
+
+    /// [`Tracker::commit_ambiguity`]; without `game_over_first`, a line that
+    /// ends the game comes last (the game ended otherwise: the arbiter's
+    /// result, or the board set up again).
+    fn commit_ambiguity_as(
+        &mut self,
+        t: Millis,
+        game_over_first: bool,
+        out: &mut Vec<TrackerEvent>,
+    ) {
         let Some(game) = self.game.as_ref() else {
             return;
         };
@@ -149,7 +161,17 @@ impl Tracker {
                 l
             })
             .collect();
-        let first = self.ambiguous_game_over_line().unwrap_or(0);
+        let first = if game_over_first {
+            self.ambiguous_game_over_line().unwrap_or(0)
+        } else {
+            self.ambiguous_ends()
+                .iter()
+                .position(|p| {
+                    p.as_ref()
+                        .is_some_and(|p| !p.is_checkmate() && !p.is_stalemate())
+                })
+                .unwrap_or(0)
+        };
         let chosen = full[first].clone();
         // The plies every line shares, up to where they part.
         let shared = full
@@ -182,6 +204,25 @@ impl Tracker {
         self.current.unexplained_since = None;
         self.current.unexplained_alerted = false;
         self.settle(t, out);
+    }
+
+    /// The game ends while a capture is undecided (the arbiter enters the
+    /// result of a resignation, or the board is set up for the next game):
+    /// no later move will decide it, and waiting for the board to stand
+    /// still would lose it with the game. It is committed as above, a line
+    /// that mates or stalemates last (had the board ended the game so, it
+    /// would have been recorded once the board stood still), and the plies
+    /// the board showed are verified before the game closes.
+    pub(super) fn commit_before_the_end(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
+        if self.current.ambiguous_lines.is_empty() || self.evidence.is_some() {
+            return;
+        }
+        self.commit_ambiguity_as(t, false, out);
+        while self.phase == super::Phase::Playing
+            && self.game.as_ref().is_some_and(|g| !g.pending.is_empty())
+        {
+            self.verify_first(None, out);
+        }
     }
 
     /// The game's line from ply `at`: verified plies, then pending ones.

@@ -341,6 +341,7 @@ impl Tracker {
     /// A start picture held with the clock stopped in a game that never reached a
     /// result on the board: it ended off the board, the next one begins.
     pub(super) fn restart(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
+        self.commit_before_the_end(t, out);
         let plies = self.ply();
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
