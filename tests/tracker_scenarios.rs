@@ -464,6 +464,52 @@ fn s26_occupancy_promotion_is_a_flagged_queen() {
     );
 }
 
+#[test]
+fn s26b_occupancy_promotion_to_a_knight_is_corrected_by_the_moves_after() {
+    // e8=N, recorded as a queen (with check) since the board cannot see the piece. Black's
+    // Kg8 is illegal next to a queen on e8, legal beside a knight or a
+    // bishop; Nf6+ is a knight's move. The record is corrected to the knight
+    // in the open, and the game goes on.
+    let mut sc = occupancy(PROMO);
+    sc.lift("e7").place("e8", 'N').press(W).wait(2_000);
+    assert_eq!(sc.sans(), s(&["e8=Q+"]));
+    sc.lift("h8").place("g8", 'k').press(B).wait(2_000);
+    sc.lift("e8").place("f6", 'N').press(W).wait(2_000);
+    sc.lift("g8").place("g7", 'k').press(B).wait(5_000);
+    assert_eq!(
+        sc.sans(),
+        s(&["e8=N", "Kg8", "Nf6+", "Kg7"]),
+        "{:?}",
+        sc.alerts()
+    );
+    assert_eq!(sc.retractions().len(), 1, "{:?}", sc.retractions());
+    assert!(
+        sc.alert_kinds().contains(&"moves_corrected".to_string()),
+        "{:?}",
+        sc.alerts()
+    );
+    // The queen's "check the piece" is over: the moves showed it.
+    let unknown = sc
+        .alerts()
+        .into_iter()
+        .find(|a| a.kind == "promotion_piece_unknown")
+        .map(|a| a.id)
+        .expect("the queen was flagged when recorded");
+    let resolved: Vec<u32> = sc
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TrackerEvent::Resolved(r) => Some(r.id),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        resolved.contains(&unknown),
+        "{resolved:?} {:?}",
+        sc.alerts()
+    );
+}
+
 // ----- 4.3 en passant ---------------------------------------------------------
 
 const EP: &str = "rnbqkbnr/1pp1pppp/p7/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3";

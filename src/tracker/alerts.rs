@@ -236,6 +236,21 @@ impl Tracker {
                 .map(|n| format!("the set-up changed; alert {n} describes the board now")),
             AlertKind::BoardRotated90 => (!self.orientation.is_quarter_turn())
                 .then(|| "the board is placed correctly (2.1) again".into()),
+            // The arbiter is asked to check the piece, game over or not; the
+            // moves after it can show it was not a queen (a knight's move,
+            // a king stepping where a queen would give check), and the
+            // record is corrected to that.
+            AlertKind::PromotionPieceUnknown => {
+                let g = game?;
+                let i = a.ply.checked_sub(1)? as usize;
+                let m = *g.moves.get(i)?;
+                let role = m.promotion().filter(|&r| r != shakmaty::Role::Queen)?;
+                Some(format!(
+                    "the moves since show the pawn became a {}: {}",
+                    laws::role_name(role),
+                    SanPlus::from_move(g.history[i].clone(), m)
+                ))
+            }
             _ if self.phase == Phase::Over => Some("the game ended".into()),
             AlertKind::AmbiguousMoves => (self.current.ambiguous_lines.is_empty()
                 && self.current.resolution != Resolution::Ambiguous)

@@ -26,6 +26,7 @@ pub fn resolvable(kind: &AlertKind) -> bool {
             | AlertKind::BoardRotated90
             | AlertKind::WrongInitialPosition
             | AlertKind::GameInProgressPositionUnknown
+            | AlertKind::PromotionPieceUnknown
     )
 }
 
@@ -59,7 +60,7 @@ pub fn color_name(c: Color) -> &'static str {
     }
 }
 
-fn role_name(r: Role) -> &'static str {
+pub(super) fn role_name(r: Role) -> &'static str {
     match r {
         Role::Pawn => "pawn",
         Role::Knight => "knight",

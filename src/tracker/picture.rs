@@ -467,6 +467,9 @@ impl Tracker {
             }
         }
         let mut default_promotion = None;
+        // Readings recorded over others that fit as well, kept to correct the
+        // record by (see `rivals.rs`).
+        let mut rivals_here: Vec<Vec<Move>> = Vec::new();
         if sols.len() > 1 {
             // Occupancy-only boards: a capture square is known when the captured
             // piece was seen taken off first.
@@ -505,7 +508,20 @@ impl Tracker {
                         .position(|m| m.is_promotion())
                         .expect("a promotion");
                     default_promotion = Some((q.len() - at, q[at].to()));
-                    sols = vec![q.clone()];
+                    // The other pieces stay readings: a knight's move from
+                    // the promotion square, or a king stepping where a queen
+                    // would give check, shows it was one of them.
+                    // A knight first, then a rook, a bishop last: the
+                    // under-promotions players make, most common first.
+                    let q = q.clone();
+                    let mut others: Vec<Vec<Move>> = sols.into_iter().filter(|l| *l != q).collect();
+                    others.sort_by_key(|l| match l.iter().find_map(|m| m.promotion()) {
+                        Some(Role::Knight) => 0,
+                        Some(Role::Rook) => 1,
+                        _ => 2,
+                    });
+                    rivals_here.extend(others);
+                    sols = vec![q];
                 }
             }
         }
@@ -553,9 +569,12 @@ impl Tracker {
                 // The capturing piece may as well be in the hand still: if a
                 // later still picture shows it put down elsewhere, that reading
                 // replaces this one (see `rivals.rs`).
-                let at = game.moves.len() + j;
-                self.keep_rivals(at, moves.clone(), vec![moves[..i].to_vec()]);
+                rivals_here.push(moves[..i].to_vec());
             }
+        }
+        if !rivals_here.is_empty() {
+            let at = game.moves.len() + j;
+            self.keep_rivals(at, moves.clone(), rivals_here);
         }
         self.extend_line(j, moves);
         if let Some((back, sq)) = default_promotion {
