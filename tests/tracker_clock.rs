@@ -384,15 +384,7 @@ fn a_pause_alert_still_open_is_resolved_when_the_next_game_starts() {
     sc.setup("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
     sc.wait(4_000);
     assert_eq!(sc.game_starts().len(), 2, "{:?}", sc.events);
-    let resolved: Vec<_> = sc
-        .events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            TrackerEvent::Resolved(r) => Some(r.id),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(resolved, vec![id]);
+    assert_eq!(sc.resolved_ids(), vec![id]);
 }
 
 #[test]

@@ -349,12 +349,7 @@ fn s14f_occupancy_capture_undecided_when_the_arbiter_enters_the_result() {
     let mut sc = occupancy(FORK);
     sc.lift("f3").place("g5", 'N').press(W).wait(20_000);
     assert!(sc.sans().is_empty(), "still watching: {:?}", sc.sans());
-    let mut out = Vec::new();
-    sc.tracker
-        .operator_result(sc.t, GameResult::WhiteWins, &mut out)
-        .unwrap();
-    let t = sc.t;
-    sc.events.extend(out.into_iter().map(|e| (t, e)));
+    sc.arbiter_result(GameResult::WhiteWins);
     let recorded = sc.sans();
     assert!(
         recorded == s(&["Nxe5"]) || recorded == s(&["Nxg5"]),
@@ -416,12 +411,7 @@ fn s14h_occupancy_capture_undecided_at_the_arbiters_result_is_not_read_as_mate()
     // over one that does not, and no result but the arbiter's is published.
     let mut sc = occupancy("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4");
     sc.lift("h5").place("f7", 'Q').press(W).wait(3_000);
-    let mut out = Vec::new();
-    sc.tracker
-        .operator_result(sc.t, GameResult::Draw, &mut out)
-        .unwrap();
-    let t = sc.t;
-    sc.events.extend(out.into_iter().map(|e| (t, e)));
+    sc.arbiter_result(GameResult::Draw);
     let recorded = sc.sans();
     assert!(
         recorded == s(&["Qxe5+"]) || recorded == s(&["Qxh7"]),
@@ -495,14 +485,7 @@ fn s26b_occupancy_promotion_to_a_knight_is_corrected_by_the_moves_after() {
         .find(|a| a.kind == "promotion_piece_unknown")
         .map(|a| a.id)
         .expect("the queen was flagged when recorded");
-    let resolved: Vec<u32> = sc
-        .events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            TrackerEvent::Resolved(r) => Some(r.id),
-            _ => None,
-        })
-        .collect();
+    let resolved = sc.resolved_ids();
     assert!(
         resolved.contains(&unknown),
         "{resolved:?} {:?}",

@@ -508,11 +508,11 @@ impl Tracker {
                         .position(|m| m.is_promotion())
                         .expect("a promotion");
                     default_promotion = Some((q.len() - at, q[at].to()));
-                    // The other pieces stay readings: a knight's move from
+                    // The other pieces stay readings (a knight's move from
                     // the promotion square, or a king stepping where a queen
-                    // would give check, shows it was one of them.
-                    // A knight first, then a rook, a bishop last: the
-                    // under-promotions players make, most common first.
+                    // would give check, shows it was one of them): a knight
+                    // first, then a rook, a bishop last, the under-promotions
+                    // players make, most common first.
                     let q = q.clone();
                     let mut others: Vec<Vec<Move>> = sols.into_iter().filter(|l| *l != q).collect();
                     others.sort_by_key(|l| match l.iter().find_map(|m| m.promotion()) {
@@ -783,10 +783,9 @@ impl Tracker {
         {
             return false;
         }
-        // A trial: reading the picture the other way round may record plies
-        // or note what the squares showed before it fails, and a failed trial
-        // must leave nothing behind (a pending move read turned and kept with
-        // the board taken as built made every later picture nonsense).
+        // A trial: reading the picture the other way round notes what the
+        // squares showed and may follow readings before it fails; a failed
+        // trial leaves the tracker as it was, not only its orientation.
         let was = self.clone();
         self.orientation = self.orientation.turned_180();
         let occupancy = self.orientation.apply(raw).occupied();

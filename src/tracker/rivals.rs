@@ -210,9 +210,9 @@ impl Tracker {
     /// result of a resignation, or the board is set up for the next game):
     /// no later move will decide it, and waiting for the board to stand
     /// still would lose it with the game. It is committed as above, a line
-    /// that mates or stalemates last (had the board ended the game so, it
-    /// would have been recorded once the board stood still), and the plies
-    /// the board showed are verified before the game closes.
+    /// that mates or stalemates last (the game ended off the board: a result
+    /// read from the board would contradict the arbiter's), and the plies the
+    /// board showed are verified before the game closes.
     pub(super) fn commit_before_the_end(&mut self, t: Millis, out: &mut Vec<TrackerEvent>) {
         if self.current.ambiguous_lines.is_empty() || self.evidence.is_some() {
             return;

@@ -7,7 +7,9 @@
 pub mod games;
 pub mod hand;
 
-use eboard_bridge::events::{Alert, GameEvent, Millis, MoveEvent, Severity, TrackerEvent};
+use eboard_bridge::events::{
+    Alert, GameEvent, GameResult, Millis, MoveEvent, Severity, TrackerEvent,
+};
 use eboard_bridge::tracker::{Tracker, TrackerConfig};
 use eboard_protocols::{ClockReading, ClockSide, MagicPiece, Picture, Sensed, SideTime};
 use shakmaty::{
@@ -203,6 +205,16 @@ impl Script {
     }
 
     /// Time passes; the tracker is ticked every 100 ms.
+    /// The arbiter enters the game's result now.
+    pub fn arbiter_result(&mut self, result: GameResult) -> &mut Self {
+        let mut out = Vec::new();
+        self.tracker
+            .operator_result(self.t, result, &mut out)
+            .expect("a game to end");
+        self.record(out);
+        self
+    }
+
     pub fn wait(&mut self, ms: Millis) -> &mut Self {
         let end = self.t + ms;
         while self.t < end {
@@ -376,6 +388,17 @@ impl Script {
         self.alerts()
             .into_iter()
             .filter(|a| a.severity >= Severity::Warning)
+            .collect()
+    }
+
+    /// The ids of the alerts resolved so far, in order.
+    pub fn resolved_ids(&self) -> Vec<u32> {
+        self.events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                TrackerEvent::Resolved(r) => Some(r.id),
+                _ => None,
+            })
             .collect()
     }
 
