@@ -306,42 +306,46 @@ fn a_frame_board_reads_a_shuffle_made_between_two_frames() {
 /// seed that showed it.
 #[test]
 fn certabo_games_that_once_went_wrong() {
-    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
-    let games = support::games::bench_games();
-    let family = eboard_protocols::family("certabo").unwrap();
-    // (game, hands, pace, forgotten presses, exact): the last `false` asks
-    // only for no warning alert.
+    use eboard_bridge::sim::accuracy::{Model, Pace, Setup};
+    // See `support::games::BenchCase`: a last `false` asks only for no
+    // warning alert.
     let cases = [
         // A repetition at the end: Kc8 Rf8+ Kb7 between two frames, the king
         // caught lifted in the first; the last four plies went unpublished.
-        (145, Model::Blind, Pace::TimeTrouble, 0.02, true),
+        (
+            145,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            true,
+        ),
         // A rook slid g8-g7-g6-g5 beside a one-frame flicker on a1: not the
         // white rook a1-b1-a1 around two black moves.
-        (665, Model::Blind, Pace::Normal, 0.02, true),
+        (665, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
         // A flicker on f8 beside a bishop put back on e3 and Qd2 in one
         // frame: not Rf8-f7-f8 around two white moves.
-        (924, Model::Own, Pace::TimeTrouble, 0.02, true),
+        (
+            924,
+            Model::Own,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            true,
+        ),
         // Nf2, Rh8-e8 and Ng4 with b5 lifted for b4 in one frame: the
         // knight's trip is read (the game is not exact for other reasons;
         // read without the trip, it ended with a false 7.4).
-        (185, Model::Blind, Pace::TimeTrouble, 0.02, false),
+        (
+            185,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            false,
+        ),
     ];
-    let mut wrong = Vec::new();
-    for (i, model, pace, forget_press, exact) in cases {
-        let name = &games[i].0;
-        let hands = Hands {
-            model,
-            pace,
-            forget_press,
-        };
-        let out = support::games::play_as_bench(&games, i, family, hands);
-        if (exact && !out.is_exact()) || !out.serious_alerts.is_empty() {
-            wrong.push(format!(
-                "{name} ({hands:?}): first difference at ply {:?}, alerts {:?}",
-                out.first_difference(),
-                out.serious_alerts
-            ));
-        }
-    }
+    let family = eboard_protocols::family("certabo").unwrap();
+    let wrong = support::games::still_wrong(family, &cases);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }

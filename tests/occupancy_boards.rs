@@ -559,43 +559,26 @@ fn a_move_order_no_frame_can_tell_is_recorded_with_a_note() {
 /// them. Each must come out exact.
 #[test]
 fn real_games_that_once_went_wrong() {
-    use eboard_bridge::sim::accuracy::{Hands, Model, Pace, Setup};
-    let games = support::games::bench_games();
+    use eboard_bridge::sim::accuracy::{Model, Pace, Setup};
     let cases = [
         // 14... Bxd3 with White's bishop taken off first and a frame catching
         // Black's on e4, on its way from f5: f5 and d3 empty, e4 occupied.
         // That frame is also 14... Bxh3 (h3 occupied before and after)
         // answered by 15. Be4, which was read and verified: the capturer may
         // be taking the piece the "reply" moved, so it is not read so now.
-        (91, Model::Blind, Pace::Normal, 0.02, Setup::Normal),
-        // The board turned 180°: 1. d4 shown with a flicker on f7 fails the
-        // trial of the turned reading. The trial had left d2-d4 recorded with
-        // the board taken as built, and every move after was read as the
-        // other side's (1. Nc3 e5 2. b3 Nc6 ...).
-        (1299, Model::Own, Pace::Normal, 0.0, Setup::Rotated),
+        (91, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
+        // The board turned 180°: 1. d4 shown with a flicker on f7, which
+        // reads turned as a ply and Black's f-pawn lifted. The trial of the
+        // turned reading threw that away, yet left d2-d4 recorded with the
+        // board taken as built: every move after was read as the other
+        // side's (1. Nc3 e5 2. b3 Nc6 ...).
+        (1299, Model::Own, Pace::Normal, 0.0, Setup::Rotated, true),
         // The board turned 180°: the frame after 1. c4 catches Black's c-pawn
         // already in the hand. Read turned, that is one ply and a lift; read
         // as built, nothing. The whole game was then read the wrong way
         // round (1. f4 f5 2. Nf3 Nc6 ...) without a single alert.
-        (709, Model::Own, Pace::Normal, 0.0, Setup::Rotated),
+        (709, Model::Own, Pace::Normal, 0.0, Setup::Rotated, true),
     ];
-    let mut wrong = Vec::new();
-    for (i, model, pace, forget_press, setup) in cases {
-        let name = &games[i].0;
-        let hands = Hands {
-            model,
-            pace,
-            forget_press,
-        };
-        let out = support::games::play_as_bench_in(&games, i, family(), hands, setup);
-        if !out.is_exact() {
-            wrong.push(format!(
-                "{name} ({hands:?}, {}): first difference at ply {:?}, alerts {:?}",
-                setup.name(),
-                out.first_difference(),
-                out.serious_alerts
-            ));
-        }
-    }
+    let wrong = support::games::still_wrong(family(), &cases);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }

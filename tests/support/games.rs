@@ -57,38 +57,50 @@ pub fn bench_games() -> Vec<(String, eboard_bridge::sim::games::Game)> {
         .collect()
 }
 
-/// Plays game `i` of [`bench_games`] on a `family` board with `hands`, the
-/// board set up exactly as the accuracy bench sets it (normal set-up, sensor
-/// noise, the game's number as the seed, a clock present where the family
-/// reads one), so that `show=I` and the test see the same run.
-#[allow(dead_code)]
-pub fn play_as_bench(
-    games: &[(String, eboard_bridge::sim::games::Game)],
-    i: usize,
-    family: &'static eboard_protocols::family::Family,
-    hands: eboard_bridge::sim::accuracy::Hands,
-) -> eboard_bridge::sim::accuracy::Outcome {
-    play_as_bench_in(
-        games,
-        i,
-        family,
-        hands,
-        eboard_bridge::sim::accuracy::Setup::Normal,
-    )
-}
+/// One game of [`bench_games`] that once went wrong: its number (`show=I`),
+/// the hands that played it (model, pace, rate of forgotten presses), the
+/// set-up, and whether it must come out exact (`false`: only no warning or
+/// error alert).
+pub type BenchCase = (
+    usize,
+    eboard_bridge::sim::accuracy::Model,
+    eboard_bridge::sim::accuracy::Pace,
+    f64,
+    eboard_bridge::sim::accuracy::Setup,
+    bool,
+);
 
-/// [`play_as_bench`] in another set-up (`setup=turned|right` of the bench).
+/// Plays each case on a `family` board set up exactly as the accuracy bench
+/// sets it (sensor noise, the game's number as the seed, a clock present
+/// where the family reads one), so that `show=I` and the test see the same
+/// run; returns a line for each that is still wrong.
 #[allow(dead_code)]
-pub fn play_as_bench_in(
-    games: &[(String, eboard_bridge::sim::games::Game)],
-    i: usize,
+pub fn still_wrong(
     family: &'static eboard_protocols::family::Family,
-    hands: eboard_bridge::sim::accuracy::Hands,
-    setup: eboard_bridge::sim::accuracy::Setup,
-) -> eboard_bridge::sim::accuracy::Outcome {
-    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for};
-    let mut opts = sim_options_for(setup, i as u64, true, hands);
-    opts.family = family;
-    opts.board.clock.present = true;
-    run_game_as(&games[i].1, &opts, hands.model)
+    cases: &[BenchCase],
+) -> Vec<String> {
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, Hands};
+    let games = bench_games();
+    let mut wrong = Vec::new();
+    for &(i, model, pace, forget_press, setup, exact) in cases {
+        let hands = Hands {
+            model,
+            pace,
+            forget_press,
+        };
+        let mut opts = sim_options_for(setup, i as u64, true, hands);
+        opts.family = family;
+        opts.board.clock.present = true;
+        let out = run_game_as(&games[i].1, &opts, model);
+        if (exact && !out.is_exact()) || !out.serious_alerts.is_empty() {
+            wrong.push(format!(
+                "{} ({hands:?}, {}): first difference at ply {:?}, alerts {:?}",
+                games[i].0,
+                setup.name(),
+                out.first_difference(),
+                out.serious_alerts
+            ));
+        }
+    }
+    wrong
 }
