@@ -578,6 +578,52 @@ fn real_games_that_once_went_wrong() {
         // as built, nothing. The whole game was then read the wrong way
         // round (1. f4 f5 2. Nf3 Nc6 ...) without a single alert.
         (709, Model::Own, Pace::Normal, 0.0, Setup::Rotated, true),
+        // Time trouble, a frame a second: two or three plies and a hand at
+        // work in each frame. Once one frame was not read, the next was
+        // further away still; the record stopped (at ply 16, 1, 31 and 10)
+        // with a 7.4 for a position the players had long left. The frames
+        // since the last one read are now read together (`catch_up.rs`).
+        (
+            22,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            true,
+        ),
+        (
+            54,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            true,
+        ),
+        (10, Model::Own, Pace::TimeTrouble, 0.02, Setup::Normal, true),
+        (
+            1002,
+            Model::Own,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            true,
+        ),
+        // Normal pace: 28... Rxc3 with the rook put down before the knight
+        // was taken off never shows c3 empty; the record stopped there.
+        (127, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
+        // Read together, frames must not be explained by plies nobody
+        // played: Black's king put on f7 for a moment while White was to
+        // move read as Rb1 Rxa4 Rb6 Kf7 for Rxb6 Rxa4 (a reading only the
+        // latest frame made best is not taken), and a wrong unverified
+        // 11... Qb4 undone by a queen's dance of five plies (the line is
+        // read again from the last verified position too).
+        (1536, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
+        (151, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
+        // A capture no frame decides (Kxf1 or Bxc6, g2 emptied, both squares
+        // occupied before and after) must not be decided by a flicker: c6
+        // read empty for a frame read as White's bishop lifted there, which
+        // cost less than a frame not read at all.
+        (1486, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
     ];
     let wrong = support::games::still_wrong(family(), &cases);
     assert!(wrong.is_empty(), "{wrong:#?}");

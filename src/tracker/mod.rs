@@ -19,6 +19,7 @@
 //!   position of the game and held there (takeback, arbiter correction).
 
 mod alerts;
+mod catch_up;
 mod clock;
 mod clock_laws;
 mod evidence;
@@ -963,6 +964,7 @@ impl Tracker {
                         && t.saturating_sub(since) >= threshold
                         && seen_long_enough
                         && !self.another_line_reads_clean()
+                        && !self.current.catch_up.follows()
                     {
                         self.current.unexplained_alerted = true;
                         // Play around the displaced squares is read against the

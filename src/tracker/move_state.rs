@@ -56,4 +56,7 @@ pub(super) struct MoveState {
     /// uncorrected illegal move left, and its mover. If the opponent moves on from
     /// it, the illegal move stands.
     pub(super) illegal_stand: Option<(Board, Color)>,
+    /// Occupancy-only boards: the frames since the last explained one and
+    /// the lines that read them (see `catch_up.rs`).
+    pub(super) catch_up: super::catch_up::CatchUp,
 }

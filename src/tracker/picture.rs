@@ -107,6 +107,23 @@ impl Tracker {
             self.current.resolution = r;
             self.settle(t, out);
             r
+        } else if let Target::Occupancy(occ) = target {
+            self.catch_up_root();
+            let r = self.resolve(t, target, out);
+            if r != Resolution::Explained && !self.gap {
+                // Fast play: the frames since the last explained one, read
+                // together (see `catch_up.rs`); what they agree on is
+                // recorded only where the matcher reads nothing.
+                let decide = r == Resolution::Unexplained;
+                let c = self.catch_up_frame(t, occ, decide, out);
+                if decide {
+                    c
+                } else {
+                    r
+                }
+            } else {
+                r
+            }
         } else {
             self.resolve(t, target, out)
         };
@@ -152,6 +169,9 @@ impl Tracker {
             self.sensing.seen.reset(target);
             self.gap = false;
             self.sensing.same_scan_lifts = shakmaty::Bitboard::EMPTY;
+        }
+        if resolution == Resolution::Explained {
+            self.current.catch_up.clear();
         }
         if resolution != Resolution::Unexplained {
             self.current.unexplained_since = None;

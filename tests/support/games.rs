@@ -72,7 +72,8 @@ pub type BenchCase = (
 
 /// Plays each case on a `family` board set up exactly as the accuracy bench
 /// sets it (sensor noise, the game's number as the seed, a clock present
-/// where the family reads one), so that `show=I` and the test see the same
+/// where the family reads one, the arbiter entering the result of a game the
+/// board did not end), so that `show=I arbiter=end` and the test see the same
 /// run; returns a line for each that is still wrong.
 #[allow(dead_code)]
 pub fn still_wrong(
@@ -91,6 +92,9 @@ pub fn still_wrong(
         let mut opts = sim_options_for(setup, i as u64, true, hands);
         opts.family = family;
         opts.board.clock.present = true;
+        // As at a tournament (and the bench's `arbiter=end`): the arbiter
+        // enters the result of a game the board did not end.
+        opts.arbiter_result = true;
         let out = run_game_as(&games[i].1, &opts, model);
         if (exact && !out.is_exact()) || !out.serious_alerts.is_empty() {
             wrong.push(format!(
