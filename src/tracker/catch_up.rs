@@ -197,7 +197,7 @@ impl CatchUp {
             let depth = if r.cost <= cheapest + AGREE {
                 most + usize::from(behind)
             } else {
-                MOST_PLIES - 1
+                1
             };
             let found = memo.entry((r.key, depth)).or_insert_with(|| {
                 let mut found = Vec::new();
