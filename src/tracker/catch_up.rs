@@ -261,12 +261,7 @@ impl CatchUp {
             .filter(|r| r.cost <= best.cost + AGREE && r.skipped == 0);
         let n = close
             .flat_map(|r| std::iter::once(&r.line).chain(&r.alts))
-            .map(|line| {
-                line.iter()
-                    .zip(&best.line)
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            })
+            .map(|line| common(line, &best.line))
             .min()
             .unwrap_or(0);
         best.line[..n].to_vec()
@@ -378,7 +373,7 @@ fn merge(old: &mut Reading, r: Reading) {
 fn goes_back(line: &[Move], m: Move) -> bool {
     line.len() >= 2 && {
         let prev = line[line.len() - 2];
-        prev.to() == m.from().expect("a board move") && prev.from() == Some(m.to())
+        m.from() == Some(prev.to()) && prev.from() == Some(m.to())
     }
 }
 
@@ -504,9 +499,11 @@ impl Tracker {
         }
     }
 
-    /// A frame the matcher did not explain: read with the frames before it.
-    /// Records what the readings agree on; returns `Explained` when the
-    /// frame shows the recorded line's position at rest.
+    /// A frame the matcher did not explain: kept with the frames before it.
+    /// Where the matcher read nothing at all (`decide`; else it follows
+    /// candidates of its own), the readings go through the frames and what
+    /// they agree on is recorded; returns `Explained` when the frame shows
+    /// the recorded line's position at rest.
     pub(super) fn catch_up_frame(
         &mut self,
         t: Millis,
@@ -589,7 +586,8 @@ impl Tracker {
             (best.line.clone(), Some((agreed.len(), others)))
         } else if common(&agreed, &cu.before) > 1 {
             // The readings part after these: the ply where they do stays open.
-            (agreed[..common(&agreed, &cu.before) - 1].to_vec(), None)
+            let n = common(&agreed, &cu.before) - 1;
+            (agreed[..n].to_vec(), None)
         } else {
             return Resolution::Unexplained;
         };

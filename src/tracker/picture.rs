@@ -169,8 +169,6 @@ impl Tracker {
             self.sensing.seen.reset(target);
             self.gap = false;
             self.sensing.same_scan_lifts = shakmaty::Bitboard::EMPTY;
-        }
-        if resolution == Resolution::Explained {
             self.current.catch_up.clear();
         }
         if resolution != Resolution::Unexplained {
