@@ -351,20 +351,17 @@ impl Next {
 }
 
 fn merge(old: &mut Reading, r: Reading) {
-    {
-        let (mut keep, other) = if r.cost < old.cost {
-            (r, old.clone())
-        } else {
-            (old.clone(), r)
-        };
-        if other.cost <= keep.cost + AGREE {
-            for line in std::iter::once(other.line).chain(other.alts) {
-                if keep.alts.len() < MOST_ALTS && line != keep.line && !keep.alts.contains(&line) {
-                    keep.alts.push(line);
-                }
+    let other = if r.cost < old.cost {
+        std::mem::replace(old, r)
+    } else {
+        r
+    };
+    if other.cost <= old.cost + AGREE {
+        for line in std::iter::once(other.line).chain(other.alts) {
+            if old.alts.len() < MOST_ALTS && line != old.line && !old.alts.contains(&line) {
+                old.alts.push(line);
             }
         }
-        *old = keep;
     }
 }
 
@@ -378,7 +375,8 @@ fn goes_back(line: &[Move], m: Move) -> bool {
 }
 
 /// Every line of at most `left` plies from `pos` after which `frame` shows
-/// the position with at most [`MOST_LIFTED`] pieces in the hands.
+/// the position with at most [`MOST_LIFTED`] pieces in the hands, or with
+/// one piece the line did not touch read empty (a flicker).
 fn explain(
     pos: &Chess,
     frame: Bitboard,
