@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use eboard_protocols::family::PortMode;
+use eboard_protocols::family::{PortMode, Sensing};
 use eboard_protocols::ClockSide;
 use shakmaty::Position;
 
@@ -365,9 +365,14 @@ pub fn run_game_traced(
         TrackerConfig::default(),
     )
     .expect("a virtual board's kept settings suit its own codec");
-    if start_number(game.start.board()).is_none() {
+    let occupancy_only = (opts.family.capabilities)(PortMode::Single).sensing == Sensing::Occupancy;
+    let standard = game.start.board() == shakmaty::Chess::default().board();
+    if start_number(game.start.board()).is_none() || (occupancy_only && !standard) {
         // A set position: the operator gives it, as an arbiter would for an
         // adjourned or composed game. The start-picture detection cannot know it.
+        // Nor can a board that senses occupancy only tell one Chess960 start from
+        // another: the arbiter of a Chess960 event gives the drawn position
+        // (docs/boards.md).
         let fen = crate::sim::games::fen_of(&game.start);
         session
             .set_start_fen(&fen)

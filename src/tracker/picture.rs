@@ -30,6 +30,27 @@ fn may_take(pos: &Chess, from: Option<Square>, to: Square) -> bool {
         .any(|m| m.is_capture() && m.from() == from && m.to() == to)
 }
 
+/// Occupancy-only boards: whether `line`, two captures from `pos` neither
+/// seen with its square empty, shows the same squares as the first ply's
+/// piece taking the piece the second ply moved, both still in the hand.
+fn capture_in_the_hand(pos: &Chess, line: &[Move], emptied: shakmaty::Bitboard) -> bool {
+    let [first, reply] = line else {
+        return false;
+    };
+    let unseen =
+        |m: &Move| m.is_capture() && !captures_seen_emptied(std::slice::from_ref(m), emptied);
+    unseen(first)
+        && unseen(reply)
+        && reply
+            .from()
+            .is_some_and(|sq| may_take(pos, first.from(), sq))
+}
+
+/// How long a still picture read as two captures nobody saw made waits
+/// because it is also a capture held in the hand (see `capture_in_the_hand`):
+/// as long as a displaced piece does before its 7.4.
+const HELD_CAPTURE_MS: Millis = 6_000;
+
 /// The DGT result convention (dgt.md §1.5): both kings on the four centre squares,
 /// which two kings can never reach by legal play (those squares all touch).
 pub(super) fn result_gesture(board: &Board) -> Option<GameResult> {
@@ -412,6 +433,22 @@ impl Tracker {
                                     line.iter()
                                         .all(|&m| (search::touched(m) & !changed).is_empty())
                                 });
+                            }
+                            if self.sensing.lenient
+                                && matches!(target, Target::Occupancy(_))
+                                && t.saturating_sub(self.last_change_t) < HELD_CAPTURE_MS
+                            {
+                                // A capture in progress, the captured piece off and
+                                // the capturer still in the hand, shows exactly as
+                                // that piece taking elsewhere and the captured one
+                                // taking elsewhere in reply, when neither capture's
+                                // square was seen empty (Nf6xg4 held: Nxd5 gxf5,
+                                // own hands, normal pace, game 1082). Hands hold
+                                // such a capture for seconds; two captures each
+                                // made inside one frame and then left still are
+                                // rarer. Read them only once the hold is long.
+                                let emptied = self.sensing.seen.emptied();
+                                sols.retain(|line| !capture_in_the_hand(base, line, emptied));
                             }
                             if !self.sensing.lenient && matches!(target, Target::Occupancy(_)) {
                                 // A board that cannot tell pieces apart shows a piece
