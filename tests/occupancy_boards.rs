@@ -630,6 +630,15 @@ fn real_games_that_once_went_wrong() {
         // picture made read and the "reply" verified. A capture held in the
         // hand is now what such a picture is, until it has stood 6 s.
         (1082, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
+        // 14. Bxe5 undecided (Bxe5 or Bxb6), followed through Rc8 and Qc2,
+        // then Black's rook put on c6 for a frame and back on c8: the picture
+        // fitted no candidate, and the line under them read it as Qc2 Rc8
+        // with the bishop "lifted" on d4, a minute after it left.
+        (1737, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
+        // But a capture is not "taken back" so: 26... Nxe3 held six seconds
+        // read first as Nxf2 or Nxh2 answered by Nxf5; the knight put down on
+        // e3 then showed those without their reply, and Nxe3 was lost.
+        (163, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
         // Chess960: the board cannot tell one start from another, so the
         // arbiter gives the drawn position, and the game is followed from it.
         (1540, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),

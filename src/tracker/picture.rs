@@ -292,6 +292,38 @@ impl Tracker {
             self.current.ambiguous_lines.clear();
         }
         if !self.current.ambiguous_lines.is_empty() {
+            // A ply the candidates were followed by, taken back on the board
+            // (a rook put on c6 for a frame and back on c8: own hands, normal
+            // pace, game 1737): the candidates without it. Else the picture
+            // fits none of them, and the line under them is read again as if
+            // no capture were undecided.
+            let back: Vec<(usize, Vec<Move>)> = self
+                .current
+                .ambiguous_lines
+                .iter()
+                .filter_map(|(j, line)| {
+                    (1..=2).filter(|&k| k < line.len()).find_map(|k| {
+                        let (kept, dropped) = line.split_at(line.len() - k);
+                        // A capture undone shows as much as a capture made
+                        // unseen elsewhere: only a piece put down and lifted
+                        // back is a ply taken back here.
+                        if dropped.iter().any(|m| m.is_capture()) {
+                            return None;
+                        }
+                        let mut pos = game.pos_at(*j).clone();
+                        for &m in kept {
+                            pos.play_unchecked(m);
+                        }
+                        target.matches(pos.board()).then(|| (*j, kept.to_vec()))
+                    })
+                })
+                .collect();
+            if !back.is_empty() {
+                self.current.ambiguous_lines = back;
+                self.current.ambiguous_lines.dedup();
+                self.sensing.seen.reset(target);
+                return Resolution::Ambiguous;
+            }
             let mut fits = Vec::new();
             for (j, line) in &self.current.ambiguous_lines {
                 let mut pos = game.pos_at(*j).clone();
