@@ -635,6 +635,10 @@ fn real_games_that_once_went_wrong() {
         // fitted no candidate, and the line under them read it as Qc2 Rc8
         // with the bishop "lifted" on d4, a minute after it left.
         (1737, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
+        // The same with a slide: 20. Qxd4 undecided (Qxd4 or Qxg5), followed
+        // through Qe7, then h2-h4 with the pawn seen on h3 for a frame: read
+        // as h4 Qe7 and the queen's capture after them.
+        (1718, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
         // But a capture is not "taken back" so: 26... Nxe3 held six seconds
         // read first as Nxf2 or Nxh2 answered by Nxf5; the knight put down on
         // e3 then showed those without their reply, and Nxe3 was lost.

@@ -292,62 +292,55 @@ impl Tracker {
             self.current.ambiguous_lines.clear();
         }
         if !self.current.ambiguous_lines.is_empty() {
-            // A ply the candidates were followed by, taken back on the board
-            // (a rook put on c6 for a frame and back on c8: own hands, normal
-            // pace, game 1737): the candidates without it. Else the picture
-            // fits none of them, and the line under them is read again as if
-            // no capture were undecided.
-            let back: Vec<(usize, Vec<Move>)> = self
-                .current
-                .ambiguous_lines
-                .iter()
-                .filter_map(|(j, line)| {
-                    (1..=2).filter(|&k| k < line.len()).find_map(|k| {
-                        let (kept, dropped) = line.split_at(line.len() - k);
-                        // A capture undone shows as much as a capture made
-                        // unseen elsewhere: only a piece put down and lifted
-                        // back is a ply taken back here.
-                        if dropped.iter().any(|m| m.is_capture()) {
-                            return None;
-                        }
-                        let mut pos = game.pos_at(*j).clone();
-                        for &m in kept {
-                            pos.play_unchecked(m);
-                        }
-                        target.matches(pos.board()).then(|| (*j, kept.to_vec()))
-                    })
-                })
-                .collect();
-            if !back.is_empty() {
-                self.current.ambiguous_lines = back;
-                self.current.ambiguous_lines.dedup();
-                self.sensing.seen.reset(target);
-                return Resolution::Ambiguous;
-            }
             let mut fits = Vec::new();
-            for (j, line) in &self.current.ambiguous_lines {
-                let mut pos = game.pos_at(*j).clone();
-                for &m in line {
-                    pos.play_unchecked(m);
-                }
-                if target.matches(pos.board()) {
-                    // Back to the ambiguous picture: still undecided.
-                    return Resolution::Ambiguous;
-                }
-                for depth in 1..=2 {
-                    let mut ext = search::sequences(&pos, target, depth, 4, seen);
-                    if !self.sensing.lenient && matches!(target, Target::Occupancy(_)) {
-                        // As below: a capture whose square was never seen empty is
-                        // a piece in the hand until the picture is still. Else a
-                        // lifted piece of one candidate's position reads as a
-                        // capture that decides for it.
-                        let emptied = self.sensing.seen.emptied();
-                        ext.retain(|line| captures_seen_emptied(line, emptied));
+            // The candidates as they stand first; then without their last
+            // ply or two, which the board has taken back or slid on: a rook
+            // put on c6 for a frame and back on c8 (own hands, normal pace,
+            // game 1737), h2-h3 seen in passing on the way to h4 (game 1718).
+            // Else the picture fits none of them, and the line under them is
+            // read again as if no capture were undecided.
+            for back in 0..=2 {
+                for (j, line) in &self.current.ambiguous_lines {
+                    if back > 0 && back >= line.len() {
+                        continue;
                     }
-                    if !ext.is_empty() {
-                        fits.push((*j, line.clone(), ext));
-                        break;
+                    let (kept, dropped) = line.split_at(line.len() - back);
+                    // A capture undone shows as much as a capture made unseen
+                    // elsewhere: only a piece put down and lifted on again is
+                    // a ply withdrawn here.
+                    if dropped.iter().any(|m| m.is_capture()) {
+                        continue;
                     }
+                    let mut pos = game.pos_at(*j).clone();
+                    for &m in kept {
+                        pos.play_unchecked(m);
+                    }
+                    if target.matches(pos.board()) {
+                        if back == 0 {
+                            // Back to the ambiguous picture: still undecided.
+                            return Resolution::Ambiguous;
+                        }
+                        fits.push((*j, kept.to_vec(), vec![Vec::new()]));
+                        continue;
+                    }
+                    for depth in 1..=2 {
+                        let mut ext = search::sequences(&pos, target, depth, 4, seen);
+                        if !self.sensing.lenient && matches!(target, Target::Occupancy(_)) {
+                            // As below: a capture whose square was never seen
+                            // empty is a piece in the hand until the picture is
+                            // still. Else a lifted piece of one candidate's
+                            // position reads as a capture that decides for it.
+                            let emptied = self.sensing.seen.emptied();
+                            ext.retain(|line| captures_seen_emptied(line, emptied));
+                        }
+                        if !ext.is_empty() {
+                            fits.push((*j, kept.to_vec(), ext));
+                            break;
+                        }
+                    }
+                }
+                if !fits.is_empty() {
+                    break;
                 }
             }
             if fits.len() == 1 && fits[0].2.len() == 1 && fits[0].2[0].len() == 1 {
@@ -374,7 +367,8 @@ impl Tracker {
                     .take(16)
                     .collect();
                 self.current.ambiguous_lines = followed;
-                // Every line made a move: what the squares showed before it
+                self.current.ambiguous_lines.dedup();
+                // Every line made a move (or withdrew one): what the squares showed before it
                 // says nothing of the next (a square emptied before a pawn
                 // came to it is no captured piece taken off when a flicker
                 // empties the square of a piece that could take it).
