@@ -368,8 +368,8 @@ impl Tracker {
                     .collect();
                 self.current.ambiguous_lines = followed;
                 self.current.ambiguous_lines.dedup();
-                // Every line made a move (or withdrew one): what the squares showed before it
-                // says nothing of the next (a square emptied before a pawn
+                // Every line made a move (or withdrew one): what the squares
+                // showed before it says nothing of the next (a square emptied before a pawn
                 // came to it is no captured piece taken off when a flicker
                 // empties the square of a piece that could take it).
                 self.sensing.seen.reset(target);
@@ -466,9 +466,9 @@ impl Tracker {
                             {
                                 // A capture in progress, the captured piece off and
                                 // the capturer still in the hand, shows exactly as
-                                // that piece taking elsewhere and the captured one
-                                // taking elsewhere in reply, when neither capture's
-                                // square was seen empty (Nf6xg4 held: Nxd5 gxf5,
+                                // the capturer having taken elsewhere and the piece
+                                // it takes having taken elsewhere in reply, when
+                                // neither capture's square was seen empty (Nf6xg4 held: Nxd5 gxf5,
                                 // own hands, normal pace, game 1082). Hands hold
                                 // such a capture for seconds; two captures each
                                 // made inside one frame and then left still are
