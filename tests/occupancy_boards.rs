@@ -628,8 +628,11 @@ fn real_games_that_once_went_wrong() {
         // four seconds: f6 and g4 empty, still. That is also 6... Nxd5
         // answered by 7. gxf5, two captures no frame saw, which the still
         // picture made read and the "reply" verified. A capture held in the
-        // hand is now what such a picture is, until it has stood 6 s.
+        // hand is now what such a picture is, until it has stood 10 s: the
+        // pawn of 17... dxe5 held seven seconds over e5, the bishop already
+        // off, was still read as two other captures after 6 s.
         (1082, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
+        (819, Model::Own, Pace::Normal, 0.0, Setup::Normal, true),
         // 14. Bxe5 undecided (Bxe5 or Bxb6), followed through Rc8 and Qc2,
         // then Black's rook put on c6 for a frame and back on c8: the picture
         // fitted no candidate, and the line under them read it as Qc2 Rc8
