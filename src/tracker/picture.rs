@@ -302,6 +302,7 @@ impl Tracker {
             // game 1737), h2-h3 seen in passing on the way to h4 (game 1718).
             // Else the picture fits none of them, and the line under them is
             // read again as if no capture were undecided.
+            let emptied = self.sensing.seen.emptied();
             for back in 0..=2 {
                 for (j, line) in &self.current.ambiguous_lines {
                     if back > 0 && back >= line.len() {
@@ -333,7 +334,6 @@ impl Tracker {
                             // empty is a piece in the hand until the picture is
                             // still. Else a lifted piece of one candidate's
                             // position reads as a capture that decides for it.
-                            let emptied = self.sensing.seen.emptied();
                             ext.retain(|line| captures_seen_emptied(line, emptied));
                         }
                         if !ext.is_empty() {
@@ -372,9 +372,9 @@ impl Tracker {
                 self.current.ambiguous_lines = followed;
                 self.current.ambiguous_lines.dedup();
                 // Every line made a move (or withdrew one): what the squares
-                // showed before it says nothing of the next (a square emptied before a pawn
-                // came to it is no captured piece taken off when a flicker
-                // empties the square of a piece that could take it).
+                // showed before it says nothing of the next (a square emptied
+                // before a pawn came to it is no captured piece taken off when
+                // a flicker empties the square of a piece that could take it).
                 self.sensing.seen.reset(target);
                 if matches!(target, Target::Occupancy(_)) && self.ambiguity_due(t) {
                     self.commit_ambiguity(t, out);
@@ -471,11 +471,12 @@ impl Tracker {
                                 // the capturer still in the hand, shows exactly as
                                 // the capturer having taken elsewhere and the piece
                                 // it takes having taken elsewhere in reply, when
-                                // neither capture's square was seen empty (Nf6xg4 held: Nxd5 gxf5,
-                                // own hands, normal pace, game 1082). Hands hold
-                                // such a capture for seconds; two captures each
-                                // made inside one frame and then left still are
-                                // rarer. Read them only once the hold is long.
+                                // neither capture's square was seen empty (Nf6xg4
+                                // held: Nxd5 gxf5, own hands, normal pace, game
+                                // 1082). Hands hold such a capture for seconds; two
+                                // captures each made inside one frame and then left
+                                // still are rarer. Read them only once the hold is
+                                // long.
                                 let emptied = self.sensing.seen.emptied();
                                 sols.retain(|line| !capture_in_the_hand(base, line, emptied));
                             }
