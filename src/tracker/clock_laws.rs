@@ -185,6 +185,12 @@ impl ClockLaws {
         }
     }
 
+    /// No check waits for time to pass: [`ClockLaws::tick`] does nothing until
+    /// the next input.
+    pub fn quiet(&self) -> bool {
+        self.control.is_none()
+    }
+
     /// Time passes: a control check whose settle delay ran out is decided.
     pub fn tick(&mut self, t: Millis, last: Option<&ClockReading>, out: &mut Vec<TrackerEvent>) {
         if let (Some(r), false) = (last, self.over) {

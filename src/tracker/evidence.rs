@@ -753,6 +753,34 @@ impl Evidence {
         keep(next)
     }
 
+    /// Time alone changes nothing here: no scan is still coming in, no
+    /// reading has a press waiting for its move, and none with a piece in
+    /// the hand is charged for holding it, so [`Evidence::tick`] would leave
+    /// every reading as it is until the next picture or press.
+    pub fn quiet(&self) -> bool {
+        self.scan.is_none()
+            && self
+                .hyps
+                .iter()
+                .all(|h| h.early.is_none() && !self.held_charges(h))
+    }
+
+    /// [`Evidence::tick`] may charge `h` for a piece held too long: its ply
+    /// is under way, and the picture is odd for it or its press is due.
+    fn held_charges(&self, h: &Hyp) -> bool {
+        if !h.moving() {
+            return false;
+        }
+        let Some((_, shown)) = self.last.as_ref() else {
+            return true;
+        };
+        h.due.is_some()
+            || h.best_cand().is_none_or(|c| {
+                let e = effect(&h.pos, c.mv);
+                frame_cost(h.pos.board(), &e, shown).0 > 0
+            })
+    }
+
     /// The scan whose reports were coming in is whole.
     pub fn close_scan(&mut self) {
         self.scan = None;
@@ -993,7 +1021,10 @@ fn revisits(line: &[Move]) -> bool {
 /// ply under way are one: their candidates are merged, each at its
 /// cheaper cost.
 fn keep(mut hyps: Vec<Hyp>) -> Vec<Hyp> {
-    hyps.sort_by_key(Hyp::cost);
+    // A reading's cost looks through its candidates, and a reading is a few
+    // hundred bytes: each cost is taken once, and each reading moved once
+    // (the order is the stable sort's).
+    hyps.sort_by_cached_key(Hyp::cost);
     let mut kept: Vec<Hyp> = Vec::with_capacity(MAX_HYPS);
     let limit = hyps.first().map_or(0, Hyp::cost).saturating_add(BEAM);
     for h in hyps {

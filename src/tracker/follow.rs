@@ -215,6 +215,21 @@ impl Tracker {
         }
     }
 
+    /// [`Tracker::follow_evidence`] would change nothing: the reading the
+    /// record follows is at rest on the verified line, with no more noise
+    /// than it follows, and the last follow said so of it.
+    pub(super) fn follow_settled(&self) -> bool {
+        let Some(h) = self.published_reading(REFUTED) else {
+            return false;
+        };
+        let k = self.verified_since_anchor().len();
+        let noise = self.last_board.as_ref().map_or(0, |b| h.noise_squares(b));
+        h.line.len() == k
+            && !h.moving()
+            && noise <= MOST_NOISE_FOLLOWED
+            && self.reading_is_play != h.noisy()
+    }
+
     /// The press the reading the line follows gives the next ply to verify.
     pub(super) fn evidence_press_for_next(&self) -> Option<u32> {
         let h = self.published_reading(REFUTED)?;

@@ -107,6 +107,10 @@ pub struct TrackerConfig {
     /// occupancy, every change or periodic frames, clock or none), from its
     /// family's capabilities. The default is a DGT board's.
     pub sensor: eboard_protocols::family::SensorProfile,
+    /// Skip the ticks that cannot change anything (a game at rest while a
+    /// player thinks; see `Tracker::idle_deadline`). On by default: the events
+    /// are the same either way, and `tests/idle_ticks.rs` checks that they are.
+    pub skip_idle_ticks: bool,
 }
 
 impl Default for TrackerConfig {
@@ -136,6 +140,7 @@ impl Default for TrackerConfig {
             time_control: None,
             regime: Regime::default(),
             sensor: eboard_protocols::family::SensorProfile::default(),
+            skip_idle_ticks: true,
         }
     }
 }
@@ -283,6 +288,10 @@ pub struct Tracker {
     /// The close readings disagree about the next ply to verify: since when,
     /// and for which ply.
     undecided: Option<(Millis, usize)>,
+    /// The last tick found the game at rest with nothing waiting on time
+    /// before this (see [`Tracker::idle_deadline`]): ticks before it change
+    /// nothing, and are skipped. Every input clears it.
+    idle_until: Option<Millis>,
 }
 
 /// A move under way (the mover's piece in the hand) is reported as displaced
@@ -323,6 +332,7 @@ impl Tracker {
             withdrawn_provisional: None,
             reading_is_play: false,
             undecided: None,
+            idle_until: None,
         }
     }
 
@@ -334,6 +344,7 @@ impl Tracker {
     /// Games on this board start from `fen` (a position set by the operator) instead
     /// of a standard or Chess960 start picture.
     pub fn set_start_fen(&mut self, fen: &str) -> Result<(), TrackerError> {
+        self.idle_until = None;
         let bad = |reason: String| TrackerError::BadStartFen {
             fen: fen.to_string(),
             reason,
@@ -349,6 +360,7 @@ impl Tracker {
     /// hold timer fires: silence is not stillness. On return the session sends a
     /// full picture, which is matched as any other.
     pub fn connection(&mut self, t_ms: Millis, online: bool, out: &mut Vec<TrackerEvent>) {
+        self.idle_until = None;
         let first = out.len();
         self.connection_inner(t_ms, online, out);
         self.number_alerts(&mut out[first..]);
@@ -377,6 +389,7 @@ impl Tracker {
     /// changes are read as any others, in their order, and time counts again
     /// once they are in.
     pub fn paused(&mut self, t_ms: Millis, paused: bool, out: &mut Vec<TrackerEvent>) {
+        self.idle_until = None;
         let first = out.len();
         if paused && !self.paused {
             // What was due before the pause is due.
@@ -389,6 +402,7 @@ impl Tracker {
 
     /// A new full sensor picture (after every square change, or a dump).
     pub fn picture(&mut self, t_ms: Millis, picture: &Picture, out: &mut Vec<TrackerEvent>) {
+        self.idle_until = None;
         let first = out.len();
         self.picture_inner(t_ms, picture, out);
         self.number_alerts(&mut out[first..]);
@@ -436,10 +450,16 @@ impl Tracker {
 
     /// A new clock reading.
     pub fn clock(&mut self, t_ms: Millis, reading: &ClockReading, out: &mut Vec<TrackerEvent>) {
+        let was_idle = self.idle_until.take().is_some();
         let first = out.len();
         self.clock_inner(t_ms, reading, out);
         self.number_alerts(&mut out[first..]);
         self.review_alerts(out);
+        // A clock reports every second: one that only showed the times go
+        // down (no press, nothing said) leaves the board as idle as it was.
+        if was_idle && out.len() == first {
+            self.idle_until = self.idle_deadline(t_ms);
+        }
     }
 
     /// The side of the clock White uses, once learned from the clock, and the
@@ -454,6 +474,7 @@ impl Tracker {
     /// The board's current scan is over (its reports came whole, as a bus
     /// report's do): what waited for the scan to be read whole is settled now.
     pub fn scan_ended(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
+        self.idle_until = None;
         let first = out.len();
         let reported = &mut self.sensing.scans_reported;
         if reported.0 != Some(t_ms) {
@@ -473,10 +494,71 @@ impl Tracker {
 
     /// Time passes with no input (drives hold timers).
     pub fn tick(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
+        if self.idle_until.is_some_and(|until| t_ms < until) {
+            return;
+        }
         let first = out.len();
         self.tick_inner(t_ms, out);
         self.number_alerts(&mut out[first..]);
         self.review_alerts(out);
+        self.idle_until = if out.len() == first {
+            self.idle_deadline(t_ms)
+        } else {
+            None
+        };
+    }
+
+    /// After a tick at `t` that said nothing: the time before which no later
+    /// tick can change anything (unless an input comes first), so ticks may
+    /// be skipped until then. `Millis::MAX`: not before the next input.
+    /// Most of a game is a board at rest while a player thinks, and a tick
+    /// there re-read the evidence ten times a second for nothing (a third of
+    /// the tracker's CPU at normal pace).
+    ///
+    /// What a tick does, and why each part has nothing left to do here:
+    /// - the engine's own tick charges readings with a piece in the hand or a
+    ///   press waiting for its move, and closes a scan: none is left;
+    /// - following the evidence: the reading the record follows is at rest on
+    ///   the verified line with what the last follow said of it, so it extends
+    ///   nothing and raises no takeback;
+    /// - the game's timers: nothing is provisional, no press, takeback or
+    ///   ambiguity is pending and the anchor is not far behind; the one thing
+    ///   left is the anchor moved on once the board has stood
+    ///   [`CERTAIN_STILL_MS`], the deadline until then (after it, the anchor
+    ///   was moved on this tick, from the same state the next would see);
+    /// - the clock's laws: no control check waits;
+    /// - the open alerts are reviewed from the state alone, which no tick
+    ///   changes now.
+    ///
+    /// Every input clears this. Replay ticks on the same grid as the daemon,
+    /// so both skip the same ticks and give the same events.
+    fn idle_deadline(&self, t: Millis) -> Option<Millis> {
+        if self.phase != Phase::Playing
+            || !self.online
+            || self.paused
+            || self.gap
+            || self.sensing.input_end.is_some()
+        {
+            return None;
+        }
+        let (ev, game) = (self.evidence.as_ref()?, self.game.as_ref()?);
+        if !self.config.skip_idle_ticks {
+            return None;
+        }
+        let quiet = self.current.resolution == Resolution::Explained
+            && self.current.press.is_none()
+            && self.current.takeback.is_none()
+            && self.current.ambiguous_lines.is_empty()
+            && game.pending.is_empty()
+            && game.moves.len() < self.anchor_ply + takeback::ANCHOR_BEHIND_MOST
+            && self.clock_laws.quiet()
+            && ev.quiet()
+            && self.follow_settled();
+        if !quiet {
+            return None;
+        }
+        let certain = self.last_change_t.saturating_add(CERTAIN_STILL_MS);
+        Some(if t >= certain { Millis::MAX } else { certain })
     }
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
@@ -499,6 +581,7 @@ impl Tracker {
     /// scanning after the recording stopped, and the next scan would have
     /// cleared a one-scan misread.
     pub fn end_of_input(&mut self, t_ms: Millis) {
+        self.idle_until = None;
         self.sensing.input_end = Some(t_ms);
     }
 
@@ -560,6 +643,7 @@ impl Tracker {
         result: GameResult,
         out: &mut Vec<TrackerEvent>,
     ) -> Result<(), Refusal> {
+        self.idle_until = None;
         if self.game.is_none() {
             return Err(Refusal::NoGame);
         }
@@ -580,6 +664,7 @@ impl Tracker {
     /// The operator sets the start position of this board's games (see
     /// [`Tracker::set_start_fen`]); a board already showing it starts a game.
     pub fn operator_start_fen(&mut self, t_ms: Millis, fen: &str) -> Result<(), Refusal> {
+        self.idle_until = None;
         self.set_start_fen(fen)
             .map_err(|e| Refusal::BadFen(e.to_string()))?;
         if self.phase != Phase::Playing {

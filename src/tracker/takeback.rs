@@ -91,6 +91,7 @@ impl Tracker {
         &mut self,
         out: &mut Vec<TrackerEvent>,
     ) -> Result<(), Refusal> {
+        self.idle_until = None;
         self.current_withdrawn()?;
         self.resolve_withdrawn_alert("the arbiter accepted the retraction", out);
         Ok(())
@@ -106,6 +107,7 @@ impl Tracker {
         t_ms: Millis,
         out: &mut Vec<TrackerEvent>,
     ) -> Result<(), Refusal> {
+        self.idle_until = None;
         let first = out.len();
         let (k, positions) = self.current_withdrawn()?;
         self.resolve_withdrawn_alert(
