@@ -611,6 +611,10 @@ impl Session {
 
 /// Stamps the tracker's events with board, ply and time, moving them to `out`.
 fn stamp(board: &BoardState, t_ms: Millis, events: &mut Vec<TrackerEvent>, out: &mut Vec<Stamped>) {
+    if events.is_empty() {
+        // Most ticks: nothing to stamp.
+        return;
+    }
     let plies = board.tracker.ply();
     if board.inactive {
         // An inactive board is nobody's game: nothing to alert arbiters about.

@@ -580,6 +580,14 @@ impl Codec for DgtCodec {
     }
 
     fn tick(&mut self, t_ms: u64, out: &mut Vec<Observed>) {
+        // Ten ticks a second per port, nearly all with nothing waiting.
+        if !self
+            .boards
+            .values()
+            .any(|s| s.paused_since.is_some() || s.held_press.is_some())
+        {
+            return;
+        }
         let silent: Vec<BoardId> = self
             .boards
             .iter()
