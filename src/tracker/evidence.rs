@@ -768,17 +768,11 @@ impl Evidence {
     /// [`Evidence::tick`] may charge `h` for a piece held too long: its ply
     /// is under way, and the picture is odd for it or its press is due.
     fn held_charges(&self, h: &Hyp) -> bool {
-        if !h.moving() {
-            return false;
-        }
-        let Some((_, shown)) = self.last.as_ref() else {
-            return true;
-        };
-        h.due.is_some()
-            || h.best_cand().is_none_or(|c| {
-                let e = effect(&h.pos, c.mv);
-                frame_cost(h.pos.board(), &e, shown).0 > 0
-            })
+        h.moving()
+            && self
+                .last
+                .as_ref()
+                .is_none_or(|(_, shown)| h.due.is_some() || held_oddly(h, shown).0)
     }
 
     /// The scan whose reports were coming in is whole.
@@ -844,11 +838,7 @@ impl Evidence {
                 continue;
             }
             let overdue = h.due.is_some_and(|due| t > due);
-            let (odd, crossing) = h.best_cand().map_or((false, false), |c| {
-                let e = effect(&h.pos, c.mv);
-                let odd = frame_cost(h.pos.board(), &e, shown).0 > 0;
-                (odd, odd && e.after != *shown)
-            });
+            let (odd, crossing) = held_oddly(h, shown);
             let stretches = if crossing && !overdue {
                 crossing_still
             } else {
@@ -1683,6 +1673,17 @@ fn unseen_landings(
         landing_taken(m, before, shown, fresh).map(|sq| (UNSEEN_LANDING + TAKEN_UNSEEN, (sq, true)))
     };
     [moved_on, taken]
+}
+
+/// Whether `shown` is odd for the ply `h` has under way (its cheapest
+/// candidate reads it only with a cost: not a hand simply holding the
+/// piece), and whether the piece then stands on a square it only crosses.
+fn held_oddly(h: &Hyp, shown: &Board) -> (bool, bool) {
+    h.best_cand().map_or((false, false), |c| {
+        let e = effect(&h.pos, c.mv);
+        let odd = frame_cost(h.pos.board(), &e, shown).0 > 0;
+        (odd, odd && e.after != *shown)
+    })
 }
 
 /// Appends the completed move `m` (with the press it had) to `h`'s line.
