@@ -291,15 +291,27 @@ async fn a_live_round_of_120_boards_is_pushed_in_chunks_with_backoff() {
         assert!(Instant::now() < deadline, "no push with 8 plies of board 1");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let report: Value = reqwest::Client::new()
-        .get(format!("http://{}/arbiter/api/lichess", http.addr))
-        .bearer_auth("push-test-arbiter-token")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    // The fake Lichess records a request before it answers, and the daemon
+    // reads the answer into its report after that: wait for the report too.
+    let report = loop {
+        let report: Value = reqwest::Client::new()
+            .get(format!("http://{}/arbiter/api/lichess", http.addr))
+            .bearer_auth("push-test-arbiter-token")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let answered = report["games"]
+            .get(0)
+            .and_then(|g| g["moves"].as_u64())
+            .is_some_and(|n| n >= 8);
+        if answered || Instant::now() >= deadline {
+            break report;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let _ = stop_tx.send(());
     daemon.await.unwrap().unwrap();
     let _ = emulator.stop();
@@ -370,7 +382,11 @@ async fn a_live_round_of_120_boards_is_pushed_in_chunks_with_backoff() {
         120,
         "Lichess's answer for every game: {report}"
     );
-    assert!(games[0]["moves"].as_u64().unwrap() >= 8 && games[0]["error"].is_null());
+    assert!(
+        games[0]["moves"].as_u64().unwrap() >= 8 && games[0]["error"].is_null(),
+        "board 1 answered with its moves: {}",
+        games[0]
+    );
 }
 
 #[test]
