@@ -47,6 +47,7 @@
 //! same observations.
 
 use shakmaty::{attacks, Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Square};
+use smallvec::SmallVec;
 
 use crate::events::Millis;
 
@@ -170,13 +171,13 @@ struct Cand {
 #[derive(Clone, Debug)]
 pub struct Hyp {
     /// The plies completed since the anchor.
-    pub line: Vec<Move>,
+    pub line: SmallVec<[Move; 6]>,
     /// How each ply of `line` was pressed.
-    pub marks: Vec<Mark>,
+    pub marks: SmallVec<[Mark; 6]>,
     /// The position after `line`.
     pos: Chess,
     /// The ply under way: its candidate moves (none: at rest).
-    active: Vec<Cand>,
+    active: SmallVec<[Cand; 4]>,
     /// The press that the ply under way already has.
     active_press: Option<u32>,
     cost: u32,
@@ -202,10 +203,10 @@ pub struct Hyp {
 impl Hyp {
     fn at_rest(pos: Chess) -> Hyp {
         Hyp {
-            line: Vec::new(),
-            marks: Vec::new(),
+            line: SmallVec::new(),
+            marks: SmallVec::new(),
             pos,
-            active: Vec::new(),
+            active: SmallVec::new(),
             active_press: None,
             cost: 0,
             noisy: false,
@@ -324,7 +325,7 @@ impl Hyp {
     /// The completed plies, and the ply under way when one of its candidates
     /// is cheaper than every other.
     pub fn claimed(&self) -> Vec<Move> {
-        let mut line = self.line.clone();
+        let mut line = self.line.to_vec();
         if let Some(best) = self.best_cand() {
             if self
                 .active
@@ -340,18 +341,17 @@ impl Hyp {
     /// Two hypotheses that will read every later observation alike: the same
     /// line, the same ply under way or none, and the same presses still open.
     fn same_state(&self, other: &Hyp) -> bool {
-        let recent = |h: &Hyp| {
+        fn recent(h: &Hyp) -> impl Iterator<Item = (bool, bool)> + '_ {
             let n = h.marks.len();
             h.marks[n.saturating_sub(2)..]
                 .iter()
                 .map(|m| (m.press.is_some(), m.forgot))
-                .collect::<Vec<_>>()
-        };
-        self.line == other.line
-            && self.moving() == other.moving()
+        }
+        self.moving() == other.moving()
             && self.early.is_some() == other.early.is_some()
             && self.active_press.is_some() == other.active_press.is_some()
-            && recent(self) == recent(other)
+            && self.line == other.line
+            && recent(self).eq(recent(other))
     }
 
     /// The ply under way may be `m`: one of its candidates within `margin` of
@@ -1011,23 +1011,25 @@ fn revisits(line: &[Move]) -> bool {
 /// ply under way are one: their candidates are merged, each at its
 /// cheaper cost.
 fn keep(mut hyps: Vec<Hyp>) -> Vec<Hyp> {
-    // A reading's cost looks through its candidates, and a reading is a few
-    // hundred bytes: each cost is taken once, and each reading moved once
-    // (the order is the stable sort's).
-    hyps.sort_by_cached_key(Hyp::cost);
-    let mut kept: Vec<Hyp> = Vec::with_capacity(MAX_HYPS);
-    let limit = hyps.first().map_or(0, Hyp::cost).saturating_add(BEAM);
-    for h in hyps {
-        if kept.len() >= MAX_HYPS || h.cost() > limit {
+    // A reading is a few hundred bytes and most are dropped: the order is
+    // worked out on (cost, index) pairs (the stable order by cost), and only
+    // the readings kept are moved.
+    let mut order: Vec<(u32, usize)> = hyps.iter().map(Hyp::cost).zip(0..).collect();
+    order.sort_unstable();
+    let limit = order.first().map_or(0, |&(c, _)| c).saturating_add(BEAM);
+    let mut kept: Vec<usize> = Vec::with_capacity(MAX_HYPS);
+    for (cost, i) in order {
+        if kept.len() >= MAX_HYPS || cost > limit {
             break;
         }
-        let twin = kept.iter_mut().find(|k| k.same_state(&h));
-        match twin {
-            None => kept.push(h),
+        match kept.iter().copied().find(|&k| hyps[k].same_state(&hyps[i])) {
+            None => kept.push(i),
             Some(k) => {
                 // `k` is at least as cheap; add the candidates it lacks.
-                for c in h.active {
-                    let extra = (h.cost + c.extra).saturating_sub(k.cost);
+                let (h_cost, active) = (hyps[i].cost, std::mem::take(&mut hyps[i].active));
+                let k = &mut hyps[k];
+                for c in active {
+                    let extra = (h_cost + c.extra).saturating_sub(k.cost);
                     match k.active.iter_mut().find(|d| d.mv == c.mv) {
                         Some(d) => {
                             if extra < d.extra {
@@ -1042,7 +1044,9 @@ fn keep(mut hyps: Vec<Hyp>) -> Vec<Hyp> {
         }
     }
     debug_assert!(!kept.is_empty());
-    kept
+    let mut slots: Vec<Option<Hyp>> = Vec::with_capacity(hyps.len());
+    slots.extend(hyps.into_iter().map(Some));
+    kept.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// What a move does to the squares.
@@ -1559,7 +1563,7 @@ fn taken_on(
 /// same hand cannot be read both ways.
 const CANDIDATE_SPREAD: u32 = 14;
 
-fn prune_candidates(cands: &mut Vec<Cand>) {
+fn prune_candidates(cands: &mut SmallVec<[Cand; 4]>) {
     if let Some(best) = cands.iter().map(|c| c.extra).min() {
         cands.retain(|c| c.extra <= best + CANDIDATE_SPREAD);
     }
@@ -1584,7 +1588,7 @@ fn expand(
         return;
     }
     let before = h.pos.board();
-    let mut going = Vec::with_capacity(h.active.len());
+    let mut going = SmallVec::new();
     for c in &h.active {
         let e = effect(&h.pos, c.mv);
         let (cost, noisy, started) = frame_cost(before, &e, shown);
@@ -1720,7 +1724,7 @@ fn from_rest(
     if d.is_empty() {
         return;
     }
-    let mut begun = Vec::new();
+    let mut begun = SmallVec::new();
     for m in h.pos.legal_moves() {
         if (quick_touched(m) & d).is_empty() {
             continue;
