@@ -753,16 +753,28 @@ impl Evidence {
         keep(next)
     }
 
-    /// Time alone changes nothing here: no scan is still coming in, no
-    /// reading has a press waiting for its move, and none with a piece in
-    /// the hand is charged for holding it, so [`Evidence::tick`] would leave
-    /// every reading as it is until the next picture or press.
-    pub fn quiet(&self) -> bool {
-        self.scan.is_none()
-            && self
-                .hyps
-                .iter()
-                .all(|h| h.early.is_none() && !self.held_charges(h))
+    /// Until when time alone changes nothing here (`Millis::MAX`: not before
+    /// the next picture or press), once no scan is still coming in: the
+    /// first time [`Evidence::tick`] may charge a reading, for a press that
+    /// waited too long for its move or for a piece held one more stretch of
+    /// [`LET_GO_MS`]. `None` while a scan is open.
+    pub fn quiet_until(&self) -> Option<Millis> {
+        if self.scan.is_some() {
+            return None;
+        }
+        let mut until = Millis::MAX;
+        for h in &self.hyps {
+            if let Some((_, deadline)) = h.early {
+                until = until.min(deadline + 1);
+            }
+            if let (true, Some((last, _))) = (self.held_charges(h), self.last.as_ref()) {
+                // A charge needs one more whole stretch of stillness; a
+                // slide's crossing square counts it later still.
+                let stretches = Millis::from(h.held_charged) + 1;
+                until = until.min(last + stretches * LET_GO_MS);
+            }
+        }
+        Some(until)
     }
 
     /// [`Evidence::tick`] may charge `h` for a piece held too long: its ply

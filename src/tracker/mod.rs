@@ -516,8 +516,9 @@ impl Tracker {
     /// the tracker's CPU at normal pace).
     ///
     /// What a tick does, and why each part has nothing left to do here:
-    /// - the engine's own tick charges readings with a piece in the hand or a
-    ///   press waiting for its move, and closes a scan: none is left;
+    /// - the engine's own tick closes a scan (none is open) and charges
+    ///   readings for a press that waited too long for its move or a piece
+    ///   held one more stretch: the first such charge is a deadline;
     /// - following the evidence: the reading the record follows is at rest on
     ///   the verified line with what the last follow said of it, so it extends
     ///   nothing and raises no takeback;
@@ -552,13 +553,13 @@ impl Tracker {
             && game.pending.is_empty()
             && game.moves.len() < self.anchor_ply + takeback::ANCHOR_BEHIND_MOST
             && self.clock_laws.quiet()
-            && ev.quiet()
             && self.follow_settled();
         if !quiet {
             return None;
         }
+        let engine = ev.quiet_until()?;
         let certain = self.last_change_t.saturating_add(CERTAIN_STILL_MS);
-        Some(if t >= certain { Millis::MAX } else { certain })
+        Some(engine.min(if t >= certain { Millis::MAX } else { certain }))
     }
 
     fn tick_inner(&mut self, t_ms: Millis, out: &mut Vec<TrackerEvent>) {
