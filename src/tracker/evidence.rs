@@ -168,7 +168,7 @@ struct Cand {
 }
 
 /// One line of play that may explain what the board showed.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Hyp {
     /// The plies completed since the anchor.
     pub line: SmallVec<[Move; 6]>,
@@ -198,6 +198,20 @@ pub struct Hyp {
     /// The squares those pictures showed changed from the reading's position,
     /// gathered while noisy pictures came less than [`NOISE_KEPT_MS`] apart.
     noise_sq: Bitboard,
+}
+
+/// Copies the short vectors whole: `SmallVec`'s own `clone` pushes one item
+/// at a time, and a reading is cloned for every way it may go on.
+impl Clone for Hyp {
+    fn clone(&self) -> Hyp {
+        Hyp {
+            line: SmallVec::from_slice(&self.line),
+            marks: SmallVec::from_slice(&self.marks),
+            pos: self.pos.clone(),
+            active: SmallVec::from_slice(&self.active),
+            ..*self
+        }
+    }
 }
 
 impl Hyp {
@@ -710,7 +724,7 @@ impl Evidence {
     /// Reads `shown` at `t` from the hypotheses `from`, with at most `jumps`
     /// plies completed since the picture before.
     fn step_with(&self, from: &[Hyp], t: Millis, shown: &Board, jumps: usize) -> Vec<Hyp> {
-        let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 2);
+        let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 6 + 8);
         let fresh = match &self.scan_base {
             Some(base) => diff(base, shown),
             None => Bitboard::FULL,
