@@ -1099,9 +1099,7 @@ struct Effect {
 fn effect(pos: &Chess, m: Move) -> Effect {
     let before = pos.board();
     let us = pos.turn();
-    let mut next = pos.clone();
-    next.play_unchecked(m);
-    let after = next.board().clone();
+    let after = board_after(before, us, m);
     let changed = diff(before, &after);
     let mut touched = changed;
     let mut movers = [None; 3];
@@ -1165,6 +1163,39 @@ fn effect(pos: &Chess, m: Move) -> Effect {
         on_the_way,
         slid_off,
     }
+}
+
+/// The pieces after `us` plays the legal move `m` on `before`: what
+/// `play_unchecked` does to the board, without copying and updating the rest
+/// of the position (castling rights, counters), which no picture shows.
+fn board_after(before: &Board, us: Color, m: Move) -> Board {
+    let mut after = before.clone();
+    match m {
+        Move::Normal {
+            role,
+            from,
+            to,
+            promotion,
+            ..
+        } => {
+            after.discard_piece_at(from);
+            after.set_piece_at(to, promotion.unwrap_or(role).of(us));
+        }
+        Move::EnPassant { from, to } => {
+            after.discard_piece_at(from);
+            after.discard_piece_at(capture_square(m));
+            after.set_piece_at(to, Role::Pawn.of(us));
+        }
+        Move::Castle { king, rook } => {
+            let side = m.castling_side().expect("a castling move has a side");
+            after.discard_piece_at(king);
+            after.discard_piece_at(rook);
+            after.set_piece_at(side.king_to(us), Role::King.of(us));
+            after.set_piece_at(side.rook_to(us), Role::Rook.of(us));
+        }
+        Move::Put { role, to } => after.set_piece_at(to, role.of(us)),
+    }
+    after
 }
 
 /// The squares a move changes, from its squares alone (cheap, for skipping
@@ -1894,6 +1925,54 @@ mod tests {
             .unwrap()
             .into_position(shakmaty::CastlingMode::Standard)
             .unwrap()
+    }
+
+    #[test]
+    fn a_moves_board_is_the_board_shakmaty_plays_it_to() {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        let chess960 = |f: &str| {
+            f.parse::<shakmaty::fen::Fen>()
+                .unwrap()
+                .into_position::<Chess>(shakmaty::CastlingMode::Chess960)
+                .unwrap()
+        };
+        let starts = [
+            Chess::default(),
+            // Castling both ways, en passant and promotions on both sides.
+            fen("r3k2r/pPppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q2/PPPBBPpP/R3K2R w KQkq - 0 1"),
+            fen("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"),
+            // Chess960: the king between its rooks on b and g, castling rooks
+            // on squares the king goes to.
+            chess960("1rqbkrbn/1ppppp1p/1n6/p1N3p1/8/2P4P/PP1PPPP1/1RQBKRBN w FBfb - 0 9"),
+            chess960("rkrnnqbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNNQBB w CAca - 0 1"),
+        ];
+        let mut rng = SmallRng::seed_from_u64(11);
+        let mut checked = 0;
+        for start in starts {
+            for _ in 0..20 {
+                let mut pos = start.clone();
+                for _ in 0..60 {
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    for &m in &moves {
+                        let mut played = pos.clone();
+                        played.play_unchecked(m);
+                        assert_eq!(
+                            board_after(pos.board(), pos.turn(), m),
+                            *played.board(),
+                            "{m:?} in {}",
+                            shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal)
+                        );
+                        checked += 1;
+                    }
+                    let m = moves[rng.random_range(0..moves.len())];
+                    pos.play_unchecked(m);
+                }
+            }
+        }
+        assert!(checked > 50_000, "{checked} moves checked");
     }
 
     /// The pictures of a board that sends a whole picture every `period_ms`,
