@@ -91,6 +91,10 @@ pub struct DgtCodec {
     stats: CodecStats,
     dgt: DgtStats,
     boards: BTreeMap<BoardId, BoardClock>,
+    /// Some board may be paused or hold a press: set wherever one is, cleared
+    /// by a tick that finds none. Ten ticks a second per port, nearly all
+    /// with nothing waiting, need not look through the boards.
+    waiting: bool,
 }
 
 /// The DGT family's capabilities on a port used in `mode`.
@@ -119,6 +123,7 @@ impl DgtCodec {
             stats: CodecStats::default(),
             dgt: DgtStats::default(),
             boards: BTreeMap::new(),
+            waiting: false,
         }
     }
 
@@ -159,6 +164,7 @@ impl DgtCodec {
             for (&board, state) in self.boards.iter_mut() {
                 if matches!(board, BoardId::Bus(_)) && state.paused_since.is_none() {
                     state.paused_since = Some(t_ms);
+                    self.waiting = true;
                     out.push(Observed {
                         board,
                         what: Observation::Paused(true),
@@ -418,6 +424,7 @@ impl DgtCodec {
             .reading
             .is_some_and(|r| r.lever_high != reading.lever_high || r.running != reading.running);
         if matches!(board, BoardId::Bus(_)) && changed {
+            self.waiting = true;
             self.state(board).held_press = Some(HeldPress {
                 reading,
                 since: t_ms,
@@ -494,6 +501,7 @@ impl DgtCodec {
             ClockSide::Left => reading.left.millis = ms,
             ClockSide::Right => reading.right.millis = ms,
         }
+        self.waiting = true;
         self.state(board).held_press = Some(HeldPress {
             reading,
             since: t_ms,
@@ -580,12 +588,15 @@ impl Codec for DgtCodec {
     }
 
     fn tick(&mut self, t_ms: u64, out: &mut Vec<Observed>) {
-        // Ten ticks a second per port, nearly all with nothing waiting.
+        if !self.waiting {
+            return;
+        }
         if !self
             .boards
             .values()
             .any(|s| s.paused_since.is_some() || s.held_press.is_some())
         {
+            self.waiting = false;
             return;
         }
         let silent: Vec<BoardId> = self
