@@ -1187,11 +1187,13 @@ fn board_after(before: &Board, us: Color, m: Move) -> Board {
             after.set_piece_at(to, Role::Pawn.of(us));
         }
         Move::Castle { king, rook } => {
-            let side = m.castling_side().expect("a castling move has a side");
             after.discard_piece_at(king);
             after.discard_piece_at(rook);
-            after.set_piece_at(side.king_to(us), Role::King.of(us));
-            after.set_piece_at(side.rook_to(us), Role::Rook.of(us));
+            // Every castling has a side (the rook's, from the king).
+            if let Some(side) = m.castling_side() {
+                after.set_piece_at(side.king_to(us), Role::King.of(us));
+                after.set_piece_at(side.rook_to(us), Role::Rook.of(us));
+            }
         }
         Move::Put { role, to } => after.set_piece_at(to, role.of(us)),
     }
