@@ -724,7 +724,7 @@ impl Evidence {
     /// Reads `shown` at `t` from the hypotheses `from`, with at most `jumps`
     /// plies completed since the picture before.
     fn step_with(&self, from: &[Hyp], t: Millis, shown: &Board, jumps: usize) -> Vec<Hyp> {
-        let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 6 + 8);
+        let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 12 + 16);
         let fresh = match &self.scan_base {
             Some(base) => diff(base, shown),
             None => Bitboard::FULL,
