@@ -724,7 +724,11 @@ impl Evidence {
     /// Reads `shown` at `t` from the hypotheses `from`, with at most `jumps`
     /// plies completed since the picture before.
     fn step_with(&self, from: &[Hyp], t: Millis, shown: &Board, jumps: usize) -> Vec<Hyp> {
-        let mut next: Vec<Hyp> = Vec::with_capacity(from.len() * 12 + 16);
+        let mut next = Sink {
+            hyps: Vec::with_capacity(from.len() * 12 + 16),
+            bound: u32::MAX,
+            settle: Some((self, t, shown)),
+        };
         let fresh = match &self.scan_base {
             Some(base) => diff(base, shown),
             None => Bitboard::FULL,
@@ -741,30 +745,34 @@ impl Evidence {
                 &mut next,
             );
         }
-        for h in &mut next {
-            h.held_charged = 0;
-            if h.noisy() && !h.misread_only(shown) {
-                let sq = diff(h.pos.board(), shown);
-                h.noise_sq = match h.noise_t {
-                    Some(n) if t.saturating_sub(n) < NOISE_KEPT_MS => h.noise_sq | sq,
-                    _ => sq,
-                };
-                h.noise_t = Some(t);
-            }
-            if let Some(due) = h.due {
-                if h.moving() && t > due {
-                    h.cost += OVERDUE;
-                }
-            }
-            if let Some((_, deadline)) = h.early {
-                if t > deadline {
-                    h.early = None;
-                    h.cost += PRESS_WITHOUT_MOVE;
-                }
-            }
-            self.close_plies(h);
+        keep(next.hyps)
+    }
+
+    /// What a reading of the picture `shown` at `t` owes once read, beyond
+    /// the reading itself: the noise it needed, a press overdue, a press
+    /// that came with no move, and the presses no longer possible.
+    fn settle_reading(&self, h: &mut Hyp, t: Millis, shown: &Board) {
+        h.held_charged = 0;
+        if h.noisy() && !h.misread_only(shown) {
+            let sq = diff(h.pos.board(), shown);
+            h.noise_sq = match h.noise_t {
+                Some(n) if t.saturating_sub(n) < NOISE_KEPT_MS => h.noise_sq | sq,
+                _ => sq,
+            };
+            h.noise_t = Some(t);
         }
-        keep(next)
+        if let Some(due) = h.due {
+            if h.moving() && t > due {
+                h.cost += OVERDUE;
+            }
+        }
+        if let Some((_, deadline)) = h.early {
+            if t > deadline {
+                h.early = None;
+                h.cost += PRESS_WITHOUT_MOVE;
+            }
+        }
+        self.close_plies(h);
     }
 
     /// Until when time alone changes nothing here (`Millis::MAX`: not before
@@ -1549,12 +1557,12 @@ fn moved_on(
     fresh: Bitboard,
     jumps: usize,
     sparse: bool,
-    out: &mut Vec<Hyp>,
+    out: &mut Sink<'_>,
 ) {
     let k = done.line.len();
-    let mut next = Vec::new();
+    let mut next = out.nested();
     from_rest(done, shown, fresh, jumps, true, sparse, &mut next);
-    for mut x in next {
+    for mut x in next.hyps {
         if x.line.get(k + 1).is_some_and(|m| m.from() == Some(sq)) {
             out.push(x);
         } else if x.line.len() == k + 1 {
@@ -1602,12 +1610,12 @@ fn taken_on(
     shown: &Board,
     fresh: Bitboard,
     sparse: bool,
-    out: &mut Vec<Hyp>,
+    out: &mut Sink<'_>,
 ) {
     let k = done.line.len();
-    let mut next = Vec::new();
+    let mut next = out.nested();
     from_rest(done, shown, fresh, 0, true, sparse, &mut next);
-    for mut x in next {
+    for mut x in next.hyps {
         if x.line.len() == k {
             x.active
                 .retain(|c| c.mv.is_capture() && capture_square(c.mv) == sq);
@@ -1628,6 +1636,60 @@ fn prune_candidates(cands: &mut SmallVec<[Cand; 4]>) {
     }
 }
 
+/// Where the readings of one picture go as they are found.
+///
+/// [`keep`] drops every reading dearer than the cheapest by more than
+/// [`BEAM`], and a reading's cost only grows as it goes on. So once one
+/// reading is finished, any reading already dearer than it by more than
+/// [`BEAM`] is dropped whatever it goes on to, and need not be followed:
+/// the readings kept are exactly those the full search keeps. A fifth of
+/// the readings followed at normal pace were such: a move completed on a
+/// noisy landing, then every reply to it tried against the picture.
+struct Sink<'a> {
+    hyps: Vec<Hyp>,
+    /// A reading that costs more than this is dropped by [`keep`].
+    bound: u32,
+    /// The outermost sink finishes each reading as it arrives (see
+    /// [`Evidence::settle_reading`]); a nested one only gathers them for a
+    /// filter, and prunes by its parent's bound.
+    settle: Option<(&'a Evidence, Millis, &'a Board)>,
+}
+
+/// Readings beyond the beam are followed all the same: only the test that
+/// checks pruning them changes nothing turns this on.
+#[cfg(not(test))]
+fn unpruned() -> bool {
+    false
+}
+#[cfg(test)]
+use tests::unpruned;
+
+impl Sink<'_> {
+    fn push(&mut self, mut h: Hyp) {
+        if let Some((evidence, t, shown)) = self.settle {
+            evidence.settle_reading(&mut h, t, shown);
+            if !unpruned() {
+                self.bound = self.bound.min(h.cost().saturating_add(BEAM));
+            }
+        }
+        self.hyps.push(h);
+    }
+
+    /// A reading of this cost, or any it may go on to, is dropped.
+    fn hopeless(&self, cost: u32) -> bool {
+        cost > self.bound
+    }
+
+    /// A sink for readings still to be filtered before they go into this one.
+    fn nested(&self) -> Sink<'static> {
+        Sink {
+            hyps: Vec::new(),
+            bound: self.bound,
+            settle: None,
+        }
+    }
+}
+
 /// Every way `h` goes on to explain `shown`, completing at most `jumps` plies;
 /// `sparse`: pictures come a second apart or more (see [`unseen_landings`]);
 /// `recent`: the plies played up to the anchor, before `h`'s line.
@@ -1640,8 +1702,11 @@ fn expand(
     fresh: Bitboard,
     jumps: usize,
     sparse: bool,
-    out: &mut Vec<Hyp>,
+    out: &mut Sink<'_>,
 ) {
+    if out.hopeless(h.cost) {
+        return;
+    }
     if h.active.is_empty() {
         from_rest(h, shown, fresh, jumps, false, sparse, out);
         return;
@@ -1660,6 +1725,9 @@ fn expand(
         }
         // The move completed (something landed where it lands).
         if let Some(landing) = landing_cost(&e, c.mv, before, shown) {
+            if out.hopeless(h.cost + c.extra + landing) {
+                continue;
+            }
             let mut done = h.clone();
             done.active.clear();
             done.cost += c.extra + landing;
@@ -1676,6 +1744,9 @@ fn expand(
                 .chain([back.map(|(cost, sq)| (cost, (sq, false)))])
                 .flatten()
             {
+                if out.hopeless(h.cost + c.extra + cost) {
+                    continue;
+                }
                 let mut done = h.clone();
                 done.active.clear();
                 done.cost += c.extra + cost;
@@ -1771,8 +1842,11 @@ fn from_rest(
     jumps: usize,
     later: bool,
     sparse: bool,
-    out: &mut Vec<Hyp>,
+    out: &mut Sink<'_>,
 ) {
+    if out.hopeless(h.cost) {
+        return;
+    }
     let before = h.pos.board();
     let d = diff(before, shown);
     let mut stay = h.clone();
@@ -1809,13 +1883,14 @@ fn from_rest(
                 .map(|l| l.map(|(cost, again)| (cost, Some(again)))),
         };
         for (cost, lifted_again) in landings.into_iter().flatten() {
+            let cost = cost + if later { SECOND_UNSEEN } else { 0 };
+            if out.hopeless(h.cost + cost) {
+                continue;
+            }
             let mut done = h.clone();
             let press = done.early.take().map(|(p, _)| p);
             complete(&mut done, m, press);
             done.cost += cost;
-            if later {
-                done.cost += SECOND_UNSEEN;
-            }
             match lifted_again {
                 Some((sq, false)) => moved_on(&done, sq, shown, fresh, jumps - 1, sparse, out),
                 Some((sq, true)) => taken_on(&done, sq, shown, fresh, sparse, out),
@@ -2013,6 +2088,181 @@ mod tests {
             ev.close_scan();
         };
         (ev, frame)
+    }
+
+    thread_local! {
+        /// This thread's engines follow every reading (see [`Sink`]).
+        static UNPRUNED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    pub(super) fn unpruned() -> bool {
+        UNPRUNED.with(std::cell::Cell::get)
+    }
+
+    /// What a hand does to a board, and when.
+    enum Act {
+        Shows(Board),
+        Press(Color),
+    }
+
+    /// A random game's plies as a hand makes them, on a board reporting
+    /// every change: captures taken off before or after, pieces put down on
+    /// the way, flickers, castling king first, presses forgotten, made
+    /// with the piece still in the hand or after the opponent's lift.
+    fn random_hands(rng: &mut impl rand::Rng, plies: usize) -> Vec<(Millis, Act)> {
+        let mut pos = Chess::default();
+        let mut acts = Vec::new();
+        let mut t: Millis = 500;
+        let mut board = pos.board().clone();
+        fn show(
+            acts: &mut Vec<(Millis, Act)>,
+            t: &mut Millis,
+            board: &Board,
+            rng: &mut impl rand::Rng,
+        ) {
+            // Some reports come within one scan of the one before.
+            *t += if rng.random_bool(0.25) {
+                20
+            } else {
+                rng.random_range(80..780)
+            };
+            acts.push((*t, Act::Shows(board.clone())));
+        }
+        for _ in 0..plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let captures: Vec<Move> = moves.iter().copied().filter(|m| m.is_capture()).collect();
+            let m = if !captures.is_empty() && rng.random_bool(0.6) {
+                captures[rng.random_range(0..captures.len())]
+            } else {
+                moves[rng.random_range(0..moves.len())]
+            };
+            let us = pos.turn();
+            let after = board_after(pos.board(), us, m);
+            if rng.random_bool(0.1) {
+                // A flicker on some square, gone the next scan.
+                let sq = Square::new(rng.random_range(0..64));
+                let mut f = board.clone();
+                f.discard_piece_at(sq);
+                show(&mut acts, &mut t, &f, rng);
+                show(&mut acts, &mut t, &board, rng);
+            }
+            if m.is_capture() && rng.random_bool(0.5) {
+                board.discard_piece_at(capture_square(m));
+                show(&mut acts, &mut t, &board, rng);
+            }
+            if let Some(from) = m.from() {
+                board.discard_piece_at(from);
+                show(&mut acts, &mut t, &board, rng);
+            }
+            if rng.random_bool(0.15) {
+                // Put down on a neighbour on the way.
+                let sq = m.to();
+                if let Some(n) = attacks::king_attacks(sq)
+                    .into_iter()
+                    .find(|&n| board.piece_at(n).is_none())
+                {
+                    let mut f = board.clone();
+                    if let Some(p) = m.from().and_then(|from| pos.board().piece_at(from)) {
+                        f.set_piece_at(n, p);
+                        show(&mut acts, &mut t, &f, rng);
+                    }
+                }
+            }
+            let early = rng.random_bool(0.2);
+            let forgot = rng.random_bool(0.1);
+            if early && !forgot {
+                t += 30;
+                acts.push((t, Act::Press(us)));
+            }
+            board = after.clone();
+            show(&mut acts, &mut t, &board, rng);
+            if !early && !forgot {
+                t += 50 + Millis::from(rng.next_u32() % 900);
+                acts.push((t, Act::Press(us)));
+            }
+            pos.play_unchecked(m);
+        }
+        acts
+    }
+
+    /// The same readings whether or not readings already beyond the beam
+    /// are followed: pruning them changes only the work done.
+    #[test]
+    fn readings_beyond_the_beam_are_pruned_without_changing_what_is_kept() {
+        use rand::{rngs::SmallRng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut pictures = 0;
+        for game in 0..24 {
+            let period = (game % 4 == 3).then_some(1000);
+            let acts = random_hands(&mut rng, 50);
+            let mut engines = [false, true].map(|unpruned| {
+                let mut ev = Evidence::new(Chess::default());
+                ev.set_clocked(period.is_none());
+                ev.set_frame_period(period);
+                (unpruned, ev)
+            });
+            let mut presses = 0;
+            let mut next_frame = 0;
+            let mut latest: Option<&Board> = None;
+            for (t, act) in &acts {
+                if let Some(period) = period {
+                    // A frame board shows the board as it stands each period.
+                    if let Act::Shows(b) = act {
+                        latest = Some(b);
+                    }
+                    if *t < next_frame {
+                        continue;
+                    }
+                    next_frame = t + period;
+                }
+                if let Act::Press(_) = act {
+                    presses += 1;
+                }
+                for (unpruned, ev) in &mut engines {
+                    UNPRUNED.with(|u| u.set(*unpruned));
+                    ev.tick(*t);
+                    match act {
+                        Act::Shows(b) => ev.picture(*t, latest.unwrap_or(b)),
+                        Act::Press(c) if period.is_none() => ev.press(*t, *c, presses),
+                        Act::Press(_) => ev.picture(*t, latest.unwrap()),
+                    }
+                }
+                UNPRUNED.with(|u| u.set(false));
+                pictures += 1;
+                let [(_, a), (_, b)] = &engines;
+                assert_eq!(
+                    format!("{:?}", a.hyps),
+                    format!("{:?}", b.hyps),
+                    "game {game} at {t} ms"
+                );
+                // Follow the record as the tracker does: plies every reading
+                // agrees on become the anchor.
+                let agreed = engines[0]
+                    .1
+                    .hyps
+                    .iter()
+                    .fold(None, |acc: Option<Vec<Move>>, h| {
+                        Some(match acc {
+                            None => h.line.to_vec(),
+                            Some(a) => a
+                                .iter()
+                                .zip(&h.line)
+                                .take_while(|(x, y)| x == y)
+                                .map(|(x, _)| *x)
+                                .collect(),
+                        })
+                    });
+                if let Some(agreed) = agreed.filter(|a| a.len() > 2) {
+                    for (_, ev) in &mut engines {
+                        ev.advance_anchor(&agreed[..agreed.len() - 2]);
+                    }
+                }
+            }
+        }
+        assert!(pictures > 3000, "{pictures} observations");
     }
 
     #[test]
