@@ -2107,8 +2107,8 @@ mod tests {
 
     /// A random game's plies as a hand makes them, on a board reporting
     /// every change: captures taken off before or after, pieces put down on
-    /// the way, flickers, castling king first, presses forgotten, made
-    /// with the piece still in the hand or after the opponent's lift.
+    /// a neighbour of their square on the way, flickers, reports within one
+    /// scan, presses forgotten or made with the piece still in the hand.
     fn random_hands(rng: &mut impl rand::Rng, plies: usize) -> Vec<(Millis, Act)> {
         let mut pos = Chess::default();
         let mut acts = Vec::new();
