@@ -219,6 +219,19 @@ pub async fn wait_games(
     public: &mut broadcast::Receiver<std::sync::Arc<PublicEvent>>,
     verified: &mut Vec<(u32, u32, String)>,
 ) {
+    wait_games_or_say(hub, boards, timeout, public, verified, String::new).await;
+}
+
+/// [`wait_games`], adding what `more` says to the message on timeout (what
+/// the test alone knows, such as the bytes its boards had to throw away).
+pub async fn wait_games_or_say(
+    hub: &Hub,
+    boards: &[(u32, Vec<String>)],
+    timeout: Duration,
+    public: &mut broadcast::Receiver<std::sync::Arc<PublicEvent>>,
+    verified: &mut Vec<(u32, u32, String)>,
+    more: impl Fn() -> String,
+) {
     let deadline = Instant::now() + timeout;
     while !boards.iter().all(|(n, want)| ucis(hub, *n) == *want) {
         drain_verified(public, verified);
@@ -242,7 +255,11 @@ pub async fn wait_games(
                     );
                 }
             }
-            panic!("timed out: {lagging} of {} boards lag", boards.len());
+            panic!(
+                "timed out: {lagging} of {} boards lag{}",
+                boards.len(),
+                more()
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
