@@ -44,7 +44,8 @@ async fn sixty_four_boards_on_their_own_ptys_are_all_followed_exactly() {
         .map(|(i, (_, w))| (i as u32 + 1, w.clone()))
         .collect();
     // A board whose host falls behind throws its bytes away, as a full pty
-    // would: on a starved machine that, not the tracker, is the first suspect.
+    // would: whether any did tells a host that lost reports from one that
+    // misread what it got.
     let dropped = || {
         let dropped: Vec<(usize, usize)> = emulators
             .iter()
