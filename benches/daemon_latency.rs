@@ -45,6 +45,12 @@ fn cpu_seconds(prefix: &str) -> f64 {
     total
 }
 
+/// CPU seconds of the daemon: its runtime's threads, and the thread its ports
+/// are read on.
+fn daemon_cpu_seconds() -> f64 {
+    cpu_seconds("daemon") + cpu_seconds("eboard-ports")
+}
+
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     status
@@ -102,7 +108,7 @@ fn main() {
     let hub = Arc::new(Hub::new());
     let mut rx = hub.subscribe_public();
     let started = Instant::now();
-    let cpu_start = cpu_seconds("daemon");
+    let cpu_start = daemon_cpu_seconds();
     let (lat, elapsed, cpu, rss_after, unpressed) = runtime.block_on(async {
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let daemon = tokio::spawn(eboard_bridge::daemon::run(
@@ -149,7 +155,7 @@ fn main() {
             }
         }
         let elapsed = started.elapsed();
-        let cpu = cpu_seconds("daemon") - cpu_start;
+        let cpu = daemon_cpu_seconds() - cpu_start;
         let rss = rss_kib();
         let verified: usize = done.iter().sum();
         if verified != boards * plies {

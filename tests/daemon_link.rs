@@ -36,7 +36,7 @@ fn dgt() -> DriverSetup {
 #[tokio::test]
 async fn a_silent_board_is_probed_then_declared_gone() {
     let (path, _master, _slave) = silent_pty();
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = mpsc::unbounded_channel();
     let started = Instant::now();
     let (_commands_tx, mut commands) = mpsc::channel(4);
     let family = &eboard_protocols::dgt::FAMILY;
@@ -68,14 +68,14 @@ async fn a_silent_board_is_probed_then_declared_gone() {
 #[tokio::test]
 async fn the_supervisor_reports_down_and_reopens() {
     let (path, _master, _slave) = silent_pty();
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = mpsc::unbounded_channel();
     let (_commands_tx, commands) = mpsc::channel(4);
     let task = tokio::spawn(supervise(
         path,
         &eboard_protocols::dgt::FAMILY,
         dgt(),
         Instant::now(),
-        tx,
+        (7, tx),
         commands,
     ));
     let mut downs = 0;
@@ -83,11 +83,12 @@ async fn the_supervisor_reports_down_and_reopens() {
     let deadline = Instant::now() + Duration::from_secs(10);
     while downs < 2 && Instant::now() < deadline {
         match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
-            Ok(Some(LinkEvent::Down(reason))) => {
+            Ok(Some((port, _))) if port != 7 => panic!("events come tagged with their port"),
+            Ok(Some((_, LinkEvent::Down(reason)))) => {
                 assert!(reason.contains("sent nothing"), "{reason}");
                 downs += 1;
             }
-            Ok(Some(LinkEvent::Chunk(c))) if c.bytes == dgt_startup() => startups += 1,
+            Ok(Some((_, LinkEvent::Chunk(c)))) if c.bytes == dgt_startup() => startups += 1,
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => break,
         }

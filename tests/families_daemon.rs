@@ -533,7 +533,7 @@ async fn a_chessnut_is_read_through_the_hidraw_transport_one_report_at_a_time() 
     let (game, _) = short_games("games/gnuchess-book-1.02-shared.pgn", 14..=20, 1).remove(0);
     let link = dir.path().join("hidraw-stand-in");
     let _board = board(chessnut, &game, 90, &link, false);
-    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let (_commands, mut commands_rx) = tokio::sync::mpsc::channel(4);
     let link_task = tokio::spawn(async move {
         run_link(

@@ -217,16 +217,18 @@ pub async fn run_link(
     family: &Family,
     setup: &DriverSetup,
     epoch: Instant,
-    tx: mpsc::Sender<LinkEvent>,
+    tx: mpsc::UnboundedSender<LinkEvent>,
     commands: &mut mpsc::Receiver<(u64, DriverCommand)>,
 ) -> Result<(), LinkError> {
     let mut driver = (family.driver)(setup);
     let mut port = open(path, driver.transport())?;
     let t_ms = || epoch.elapsed().as_millis() as u64;
-    let emit = |e: LinkEvent| {
-        let tx = tx.clone();
-        async move { tx.send(e).await.map_err(|_| Gone) }
-    };
+    // Never waits: a port is read as its bytes come, whatever the loop is
+    // doing, so every chunk is stamped with the time it was read. Waiting on a
+    // busy loop would leave the bytes in the port, to be read later in one
+    // chunk with one stamp: a loaded host would then see seconds of play as
+    // one instant (see `Daemon::tick`).
+    let emit = |e: LinkEvent| tx.send(e).map_err(|_| Gone);
     driver.start(t_ms());
     let mut heard = false;
     let mut buf = vec![0u8; 4096];
@@ -245,7 +247,7 @@ pub async fn run_link(
                 dir: Direction::Out,
                 bytes,
             };
-            if emit(LinkEvent::Chunk(chunk)).await.is_err() {
+            if emit(LinkEvent::Chunk(chunk)).is_err() {
                 return Ok(());
             }
         }
@@ -262,7 +264,7 @@ pub async fn run_link(
                 }
                 DriverEvent::CommandDone { id, outcome } => LinkEvent::CommandDone { id, outcome },
             };
-            if emit(e).await.is_err() {
+            if emit(e).is_err() {
                 return Ok(());
             }
         }
@@ -291,7 +293,7 @@ pub async fn run_link(
                         id,
                         outcome: Err(refused.to_string()),
                     };
-                    if emit(done).await.is_err() {
+                    if emit(done).is_err() {
                         return Ok(());
                     }
                 }
@@ -314,7 +316,7 @@ pub async fn run_link(
                 let now = t_ms();
                 if !heard {
                     heard = true;
-                    if emit(LinkEvent::Up).await.is_err() {
+                    if emit(LinkEvent::Up).is_err() {
                         return Ok(());
                     }
                 }
@@ -325,7 +327,7 @@ pub async fn run_link(
                     dir: Direction::In,
                     bytes,
                 };
-                if emit(LinkEvent::Chunk(chunk)).await.is_err() {
+                if emit(LinkEvent::Chunk(chunk)).is_err() {
                     return Ok(());
                 }
             }
@@ -364,14 +366,16 @@ pub async fn listen(
 
 /// Supervises one port for the daemon's lifetime: runs the link, reports it
 /// down when it ends, waits [`reopen_backoff`], and opens it again, so an
-/// unplugged board is followed again within seconds of its return. Ends when
-/// the daemon drops the receiver.
+/// unplugged board is followed again within seconds of its return. Its events
+/// go to `tx` tagged with `port`, straight into the daemon's one queue (no
+/// task in between that a loaded host could leave waiting). Ends when the
+/// daemon drops the receiver.
 pub async fn supervise(
     path: PathBuf,
     family: &'static Family,
     setup: DriverSetup,
     epoch: Instant,
-    tx: mpsc::Sender<LinkEvent>,
+    (port, tx): (usize, mpsc::UnboundedSender<(usize, LinkEvent)>),
     mut commands: mpsc::Receiver<(u64, DriverCommand)>,
 ) {
     let mut failures = 0u32;
@@ -384,7 +388,7 @@ pub async fn supervise(
         // The link's reports pass through here so that we see whether a board
         // answered: a board that answered and was then unplugged is replugged
         // as a fresh start (250 ms), not as the n-th failure of an absent one.
-        let (link_tx, mut link_rx) = mpsc::channel::<LinkEvent>(64);
+        let (link_tx, mut link_rx) = mpsc::unbounded_channel::<LinkEvent>();
         let link = run_link(&path, family, &setup, epoch, link_tx, &mut commands);
         tokio::pin!(link);
         let mut answered = false;
@@ -393,7 +397,7 @@ pub async fn supervise(
                 biased;
                 Some(e) = link_rx.recv() => {
                     answered |= matches!(e, LinkEvent::Up | LinkEvent::BusBoard { present: true, .. });
-                    if tx.send(e).await.is_err() {
+                    if tx.send((port, e)).is_err() {
                         return;
                     }
                 }
@@ -403,7 +407,7 @@ pub async fn supervise(
         // What the link reported just before it ended.
         while let Ok(e) = link_rx.try_recv() {
             answered |= matches!(e, LinkEvent::Up | LinkEvent::BusBoard { present: true, .. });
-            if tx.send(e).await.is_err() {
+            if tx.send((port, e)).is_err() {
                 return;
             }
         }
@@ -411,7 +415,7 @@ pub async fn supervise(
             Ok(()) => return,
             Err(e) => e.to_string(),
         };
-        if tx.send(LinkEvent::Down(reason)).await.is_err() {
+        if tx.send((port, LinkEvent::Down(reason))).is_err() {
             return;
         }
         // A link a board answered on, or one that ran for a while, was

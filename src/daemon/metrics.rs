@@ -24,6 +24,10 @@ const LATENCY_BUCKETS: [f64; 14] = [
     0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
+/// Upper bounds of the reading lag histogram, in seconds: near nothing on a
+/// host that keeps up, seconds on one that does not.
+const LAG_BUCKETS: [f64; 10] = [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0];
+
 /// The daemon's metrics. One per [`crate::daemon::hub::Hub`]; the HTTP side reads the
 /// live hub's.
 #[derive(Debug)]
@@ -48,6 +52,10 @@ pub struct Metrics {
     alerts: Family<Vec<(&'static str, &'static str)>, Counter>,
     /// From a chunk's arrival to the publication of the verified move it completed.
     pub move_latency: Histogram,
+    /// How long each chunk waited between its read from the port and the loop
+    /// taking it: a daemon falling behind its boards on a loaded host. A
+    /// histogram, so that a scrape after the loop caught up still shows it.
+    pub reading_lag: Histogram,
     /// MQTT aggregator: events from other hosts applied to the hub.
     pub mqtt_applied: Counter,
     /// MQTT aggregator: events received again and dropped (QoS 1, replays).
@@ -79,6 +87,7 @@ impl Metrics {
             results: Counter::default(),
             alerts: Family::default(),
             move_latency: Histogram::new(LATENCY_BUCKETS),
+            reading_lag: Histogram::new(LAG_BUCKETS),
             mqtt_applied: Counter::default(),
             mqtt_duplicates: Counter::default(),
             mqtt_replays_asked: Counter::default(),
@@ -132,6 +141,11 @@ impl Metrics {
             "move_latency_seconds",
             "From the arrival of the bytes that completed a move to its publication",
             m.move_latency.clone(),
+        );
+        registry.register(
+            "reading_lag_seconds",
+            "From a chunk's read from its port to the loop taking it (the daemon behind its boards)",
+            m.reading_lag.clone(),
         );
         registry.register(
             "mqtt_applied",

@@ -75,6 +75,46 @@ pub enum DaemonError {
     Tournament(#[from] crate::publish::TournamentError),
     #[error(transparent)]
     Mqtt(#[from] crate::mqtt::MqttError),
+    #[error("could not start the thread that reads the boards' ports ({0}); the system may be out of threads or memory: check `ulimit -u` and free memory, then start the daemon again")]
+    IoThread(std::io::Error),
+}
+
+/// The runtime the ports are read on: a thread of its own, so that a board's
+/// bytes are read, and stamped, when they come, however long the loop takes
+/// over a picture. On the loop's own runtime a port's reader could wait behind
+/// that work: on a loaded host seconds of play then came in one read with one
+/// time, and the tracker took them as one instant (false 7.4 and 7.5.1 alerts
+/// on a starved 64-board test). Shut down without waiting when the daemon
+/// stops, whichever way it stops.
+struct IoRuntime(Option<tokio::runtime::Runtime>);
+
+impl IoRuntime {
+    fn start() -> Result<Self, DaemonError> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("eboard-ports")
+            .enable_all()
+            .build()
+            .map(|rt| IoRuntime(Some(rt)))
+            .map_err(DaemonError::IoThread)
+    }
+
+    fn handle(&self) -> tokio::runtime::Handle {
+        self.0
+            .as_ref()
+            .expect("running until dropped")
+            .handle()
+            .clone()
+    }
+}
+
+impl Drop for IoRuntime {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which an async context must not do.
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 /// One port being followed.
@@ -94,8 +134,8 @@ struct Port {
     header: PortHeader,
     /// The tick grid points this port's session has been ticked at.
     grid: TickGrid,
-    /// The supervisor, and the task forwarding its reports to the loop.
-    tasks: [JoinHandle<()>; 2],
+    /// The supervisor: it reads the port and sends its reports to the loop.
+    supervisor: JoinHandle<()>,
     /// Session time of this run's chunk time 0 (after the recovered runs).
     base_ms: u64,
     /// Latest session time fed, so time never goes back for the trackers.
@@ -155,7 +195,9 @@ struct Daemon {
     journal: Journal,
     ports: Vec<Port>,
     epoch: Instant,
-    tx: mpsc::Sender<(usize, LinkEvent)>,
+    /// Where the ports' supervisors run (see [`IoRuntime`]).
+    io: tokio::runtime::Handle,
+    tx: mpsc::UnboundedSender<(usize, LinkEvent)>,
     used_numbers: BTreeSet<u32>,
     events: Vec<Stamped>,
     /// Event data and pairings, for the tags of the PGN files under `games/`.
@@ -169,7 +211,15 @@ struct Daemon {
     not_boards: BTreeSet<PathBuf>,
     /// Probes' verdicts: the port, and the family it speaks if any.
     probes: (mpsc::Sender<Probed>, mpsc::Receiver<Probed>),
+    /// Whether the loop has said it is behind its boards (see `note_lag`).
+    behind: bool,
 }
+
+/// A loop taking bytes this long after they were read is behind its boards:
+/// said once in the log and the service status, until it catches up.
+const BEHIND_MS: u64 = 2_000;
+/// Caught up again: the bytes taken are this fresh.
+const CAUGHT_UP_MS: u64 = 250;
 
 /// Runs the daemon until `stop` completes, then flushes the journal. `ready` is
 /// called once every configured port has a supervisor (boards may still be
@@ -205,7 +255,9 @@ pub async fn run_with_commands(
         }
         None => None,
     };
-    let (tx, mut rx) = mpsc::channel::<(usize, LinkEvent)>(1024);
+    let io = IoRuntime::start()?;
+    // Unbounded, as every hop from a port to here: see `run_link`.
+    let (tx, mut rx) = mpsc::unbounded_channel::<(usize, LinkEvent)>();
     let used_numbers = config.boards.iter().filter_map(|b| b.number).collect();
     let tournament = crate::publish::Tournament::load(config.tournament.clone(), &config.pairings)?;
     // Games rebuilt below belong to the configured round unless the round was
@@ -216,6 +268,7 @@ pub async fn run_with_commands(
         journal,
         ports: Vec::new(),
         epoch: Instant::now(),
+        io: io.handle(),
         tx,
         used_numbers,
         events: Vec::new(),
@@ -225,6 +278,7 @@ pub async fn run_with_commands(
         probing: BTreeSet::new(),
         not_boards: BTreeSet::new(),
         probes: mpsc::channel(16),
+        behind: false,
     };
     info!(
         data_dir = %d.config.storage.data_dir.display(),
@@ -255,6 +309,8 @@ pub async fn run_with_commands(
             Some((path, family)) = d.probes.1.recv() => d.probed(path, family),
             req = next_command(&mut commands) => match req.command {
                 BoardCommand::Tracker(command) => {
+                    // The command goes after what the boards said before it.
+                    d.take_queued(&mut rx);
                     let outcome = d.operator(req.board, &req.by, &command);
                     let _ = req.reply.send(outcome);
                 }
@@ -263,7 +319,13 @@ pub async fn run_with_commands(
                 }
             },
             _ = tick.tick() => {
-                d.tick();
+                // The time first, then what is queued: every chunk read before
+                // `now` is fed before the ticks up to it. On a loaded host the
+                // queue may hold seconds of reports; ticking first would take
+                // them as late as the loop, not when the boards sent them.
+                let now = d.epoch.elapsed().as_millis() as u64;
+                d.take_queued(&mut rx);
+                d.tick(now);
                 if let Err(e) = d.journal.sync_if_due() {
                     journal_failed(&d.hub, &e);
                 }
@@ -282,7 +344,10 @@ pub async fn run_with_commands(
                     }
                 }
                 let (boards, online, games) = d.hub.counts();
-                let status = format!("{boards} boards, {online} online, {games} games in progress");
+                let mut status = format!("{boards} boards, {online} online, {games} games in progress");
+                if d.behind {
+                    status.push_str(", behind the boards (see the log)");
+                }
                 if status != last_status {
                     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Status(&status)]);
                     last_status = status;
@@ -294,9 +359,10 @@ pub async fn run_with_commands(
     info!("stopping: flushing the journal");
     // Closing the ports now: a supervisor would otherwise notice only at its
     // next read timeout or backoff.
-    for task in d.ports.iter().flat_map(|p| &p.tasks) {
-        task.abort();
+    for port in &d.ports {
+        port.supervisor.abort();
     }
+    drop(io);
     // Take what is already queued: it was read from the boards, so it belongs
     // in the journal.
     while let Ok((index, event)) = rx.try_recv() {
@@ -426,8 +492,7 @@ impl Daemon {
         for (&address, &number) in &plan.bus_numbers {
             session.set_bus_board_number(address, number);
         }
-        let (link_tx, mut link_rx) = mpsc::channel::<LinkEvent>(256);
-        let forward = self.tx.clone();
+        let tx = self.tx.clone();
         let path = plan.path.clone();
         let setup = DriverSetup {
             mode,
@@ -441,14 +506,14 @@ impl Daemon {
         // The link's first reports wait in the channel until the loop runs,
         // after the journal has been replayed.
         let (commands, commands_rx) = mpsc::channel::<(u64, DriverCommand)>(16);
-        let supervisor = tokio::spawn(supervise(path, family, setup, epoch, link_tx, commands_rx));
-        let forwarder = tokio::spawn(async move {
-            while let Some(e) = link_rx.recv().await {
-                if forward.send((index, e)).await.is_err() {
-                    break;
-                }
-            }
-        });
+        let supervisor = self.io.spawn(supervise(
+            path,
+            family,
+            setup,
+            epoch,
+            (index, tx),
+            commands_rx,
+        ));
         let capabilities = (family.capabilities)(mode);
         let leds = (capabilities.leds && self.config.leds_for(&plan.path)).then(Leds::default);
         let header = PortHeader {
@@ -468,7 +533,7 @@ impl Daemon {
             session,
             header,
             grid: TickGrid::default(),
-            tasks: [supervisor, forwarder],
+            supervisor,
             base_ms: 0,
             last_t: 0,
             last_down: None,
@@ -703,6 +768,21 @@ impl Daemon {
         };
         match event {
             LinkEvent::Chunk(chunk) => {
+                let lag_ms = now.saturating_sub(chunk.t_ms);
+                self.hub
+                    .metrics()
+                    .reading_lag
+                    .observe(lag_ms as f64 / 1000.0);
+                if lag_ms >= BEHIND_MS && !self.behind {
+                    self.behind = true;
+                    warn!(
+                        "the daemon is {:.1} s behind its boards: it takes their reports later than they came, so moves and alerts are published that much late (their times stay right). The host is overloaded: stop what else runs on it, or follow fewer boards with it",
+                        lag_ms as f64 / 1000.0
+                    );
+                } else if lag_ms <= CAUGHT_UP_MS && self.behind {
+                    self.behind = false;
+                    info!("the daemon has caught up with its boards");
+                }
                 // Chunk times are whole milliseconds; the latency histogram
                 // resolves tenths, so it starts from the loop taking the chunk.
                 let arrived = Instant::now();
@@ -1092,8 +1172,21 @@ impl Daemon {
     }
 
     /// Time passes: trackers' hold timers run.
-    fn tick(&mut self) {
-        let now = self.epoch.elapsed().as_millis() as u64;
+    /// Feeds the link events queued by now; not those that come meanwhile,
+    /// so that a loop slower than its boards still gets round to its ticks
+    /// and the watchdog.
+    fn take_queued(&mut self, rx: &mut mpsc::UnboundedReceiver<(usize, LinkEvent)>) {
+        for _ in 0..rx.len() {
+            let Ok((index, event)) = rx.try_recv() else {
+                break;
+            };
+            self.link_event(index, event);
+        }
+    }
+
+    /// Ticks every port's session up to `now` (daemon time), less the lag a
+    /// chunk may still be on its way.
+    fn tick(&mut self, now: u64) {
         for i in 0..self.ports.len() {
             let port = &mut self.ports[i];
             // Grid points a little behind now: a chunk read just before a grid
