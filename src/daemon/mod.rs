@@ -83,9 +83,10 @@ pub enum DaemonError {
 /// bytes are read, and stamped, when they come, however long the loop takes
 /// over a picture. On the loop's own runtime a port's reader could wait behind
 /// that work: on a loaded host seconds of play then came in one read with one
-/// time, and the tracker took them as one instant (false 7.4 and 7.5.1 alerts
-/// on a starved 64-board test). Shut down without waiting when the daemon
-/// stops, whichever way it stops.
+/// time, and the tracker took them as one instant (false 7.4, 7.1 and 7.5.1
+/// alerts with 64 boards and 200 busy processes on the daemon's core,
+/// `benches/daemon_load.rs`). Shut down without waiting when the daemon stops,
+/// whichever way it stops.
 struct IoRuntime(Option<tokio::runtime::Runtime>);
 
 impl IoRuntime {
@@ -211,7 +212,7 @@ struct Daemon {
     not_boards: BTreeSet<PathBuf>,
     /// Probes' verdicts: the port, and the family it speaks if any.
     probes: (mpsc::Sender<Probed>, mpsc::Receiver<Probed>),
-    /// Whether the loop has said it is behind its boards (see `note_lag`).
+    /// Whether the loop has said it is behind its boards (see `link_event`).
     behind: bool,
 }
 
@@ -1171,7 +1172,6 @@ impl Daemon {
         self.journal.write_games_later(board, games);
     }
 
-    /// Time passes: trackers' hold timers run.
     /// Feeds the link events queued by now; not those that come meanwhile,
     /// so that a loop slower than its boards still gets round to its ticks
     /// and the watchdog.
@@ -1184,8 +1184,8 @@ impl Daemon {
         }
     }
 
-    /// Ticks every port's session up to `now` (daemon time), less the lag a
-    /// chunk may still be on its way.
+    /// Time passes: trackers' hold timers run. Ticks every port's session up
+    /// to `now` (daemon time), less the time a chunk may still be on its way.
     fn tick(&mut self, now: u64) {
         for i in 0..self.ports.len() {
             let port = &mut self.ports[i];
