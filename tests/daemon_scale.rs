@@ -8,25 +8,31 @@
 
 mod daemon_common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use daemon_common::*;
-use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions};
+use eboard_bridge::cli::emulate::{serve_pty, EmulateOptions, EmulatorHandle};
+use eboard_bridge::daemon::config::BoardConfig;
+use eboard_bridge::sim::games::Game;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sixty_four_boards_on_their_own_ptys_are_all_followed_exactly() {
-    const BOARDS: usize = 64;
-    let dir = tempfile::tempdir().unwrap();
-    let games = short_games("games/gnuchess-book-1.02-shared.pgn", 14..=32, BOARDS);
+/// A virtual board per game on a pty of its own under `dir` (board `i + 1`
+/// with seed `first_seed + i`), thinking time ÷400, hands at human speed,
+/// and the daemon's configuration for each.
+fn boards_on_ptys(
+    dir: &Path,
+    games: &[(Game, Vec<String>)],
+    first_seed: u64,
+) -> (Vec<EmulatorHandle>, Vec<BoardConfig>) {
     let mut emulators = Vec::new();
     let mut boards = Vec::new();
     for (i, (game, _)) in games.iter().enumerate() {
-        let link = dir.path().join(format!("dgt-{i:02}"));
+        let link = dir.join(format!("dgt-{i:02}"));
         let opts = EmulateOptions {
-            seed: 100 + i as u64,
+            seed: first_seed + i as u64,
             speed: 400.0,
             hand_speed: 1.0,
-            // 64 ports open one after another; every board waits for its host.
+            // The ports open one after another; every board waits for its host.
             start_after_host: Some(2_000),
             link: Some(link.clone()),
             ..EmulateOptions::default()
@@ -34,6 +40,15 @@ async fn sixty_four_boards_on_their_own_ptys_are_all_followed_exactly() {
         emulators.push(serve_pty(game, &opts).unwrap());
         boards.push(single(&link, i as u32 + 1));
     }
+    (emulators, boards)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_boards_on_their_own_ptys_are_all_followed_exactly() {
+    const BOARDS: usize = 64;
+    let dir = tempfile::tempdir().unwrap();
+    let games = short_games("games/gnuchess-book-1.02-shared.pgn", 14..=32, BOARDS);
+    let (emulators, boards) = boards_on_ptys(dir.path(), &games, 100);
     let started = Instant::now();
     let d = start(config(&dir.path().join("data"), boards));
     let mut public = d.hub.subscribe_public();
@@ -90,21 +105,7 @@ async fn a_stalling_host_publishes_late_but_right_and_reads_the_boards_on_time()
     const STALL: Duration = Duration::from_millis(3_500);
     let dir = tempfile::tempdir().unwrap();
     let games = short_games("games/gnuchess-book-1.02-shared.pgn", 14..=22, BOARDS);
-    let mut emulators = Vec::new();
-    let mut boards = Vec::new();
-    for (i, (game, _)) in games.iter().enumerate() {
-        let link = dir.path().join(format!("dgt-{i}"));
-        let opts = EmulateOptions {
-            seed: 300 + i as u64,
-            speed: 400.0,
-            hand_speed: 1.0,
-            start_after_host: Some(2_000),
-            link: Some(link.clone()),
-            ..EmulateOptions::default()
-        };
-        emulators.push(serve_pty(game, &opts).unwrap());
-        boards.push(single(&link, i as u32 + 1));
-    }
+    let (emulators, boards) = boards_on_ptys(dir.path(), &games, 300);
     let data = dir.path().join("data");
     let d = start(config(&data, boards));
     let staller = tokio::spawn(async {
