@@ -54,7 +54,8 @@ fn read_log(path: &Path) -> (Vec<String>, Vec<String>) {
                 moves.truncate(from.saturating_sub(1));
             }
             Some("alert") if e["severity"] != "info" => {
-                alerts.push(format!("{} {}", e["article"], e["kind"]));
+                let text = |k: &str| e[k].as_str().unwrap_or("?").to_owned();
+                alerts.push(format!("{} {}", text("article"), text("kind")));
             }
             _ => {}
         }
