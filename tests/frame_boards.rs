@@ -344,6 +344,26 @@ fn certabo_games_that_once_went_wrong() {
             Setup::Normal,
             false,
         ),
+        // Fast play with a hand at work in every frame for six seconds and
+        // more, each frame read as a ply more than the one before: no
+        // displaced piece, though no picture was at rest (each raised a
+        // false 7.4; the games are not exact for other reasons).
+        (
+            800,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            false,
+        ),
+        (
+            1670,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            false,
+        ),
     ];
     let family = eboard_protocols::family("certabo").unwrap();
     let wrong = support::games::still_wrong(family, &cases);

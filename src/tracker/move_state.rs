@@ -24,6 +24,8 @@ pub(super) struct MoveState {
     /// whether the arbiters were told.
     pub(super) unexplained_since: Option<Millis>,
     pub(super) unexplained_alerted: bool,
+    /// The plies (verified and provisional) the record held when that began.
+    pub(super) unexplained_plies: usize,
     /// An earlier position of the game the board shows (the verified plies to
     /// keep), and since when: held for `takeback_hold_ms`, it is a takeback.
     pub(super) takeback: Option<(usize, Millis)>,

@@ -260,8 +260,22 @@ impl Tracker {
             }),
             Some(_) => None,
         };
-        if self.current.unexplained_since.is_none() {
+        // Play the engine reads going on is no displaced piece, however long
+        // no picture is at rest: on a board that sends a frame a second, fast
+        // play shows a hand at work in every frame (Certabo, blind hands in
+        // time trouble: 7.4 alerts raised after six seconds of moves read
+        // one after the other). An episode is measured from the last ply
+        // the reading gained.
+        let plies = self
+            .game
+            .as_ref()
+            .map_or(0, |g| g.moves.len() + g.pending.len());
+        let playing_on = self.evidence.is_some()
+            && self.reading_is_play
+            && plies > self.current.unexplained_plies;
+        if self.current.unexplained_since.is_none() || playing_on {
             self.current.unexplained_since = Some(t);
+            self.current.unexplained_plies = plies;
         }
     }
 
