@@ -364,6 +364,10 @@ fn certabo_games_that_once_went_wrong() {
             Setup::Normal,
             false,
         ),
+        // Rxc4 with the queen taken slid off by b4 and a4: read as Qa4 and
+        // the queen lifted again, tied with the capture read at rest, it
+        // raised a 7.4 for a4 ten seconds into the opponent's think.
+        (100, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
     ];
     let family = eboard_protocols::family("certabo").unwrap();
     let wrong = support::games::still_wrong(family, &cases);

@@ -472,6 +472,28 @@ impl Tracker {
             && self.published_reading(REFUTED).is_none()
     }
 
+    /// The cheapest reading reads the board without noise (a ply under way),
+    /// and a close reading that keeps the verified line stands at rest on
+    /// exactly what the board shows: no piece is displaced. On a board
+    /// without a clock a piece read as held in the hand costs nothing however
+    /// long the board stands still, so that reading may tie with the one of
+    /// the piece gone (Certabo, blind hands at normal pace: a queen taken on
+    /// c4 slid off by b4 and a4, read as Qa4 and lifted again, raised a 7.4
+    /// for a4 ten seconds into the opponent's think). A cheapest reading
+    /// that needs noise is another matter: the pieces disagree with it,
+    /// and the arbiters hear of it.
+    pub(super) fn a_close_reading_shows_the_board(&self) -> bool {
+        let (Some(ev), Some(board)) = (self.evidence.as_ref(), self.last_board.as_ref()) else {
+            return false;
+        };
+        if ev.best().noisy() {
+            return false;
+        }
+        let verified = self.verified_since_anchor();
+        ev.viable(MARGIN)
+            .any(|h| !h.moving() && h.line.starts_with(verified) && h.pos().board() == board)
+    }
+
     /// The board shows, or showed since the last explained picture, an earlier
     /// position of the game.
     fn went_back(&self) -> bool {

@@ -1050,6 +1050,7 @@ impl Tracker {
                         && t.saturating_sub(since) >= threshold
                         && seen_long_enough
                         && !self.another_line_reads_clean()
+                        && !self.a_close_reading_shows_the_board()
                         && !self.current.catch_up.follows()
                     {
                         self.current.unexplained_alerted = true;
