@@ -373,3 +373,54 @@ fn certabo_games_that_once_went_wrong() {
     let wrong = support::games::still_wrong(family, &cases);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Fast play on a Certabo never rests: a frame a second catches a hand at
+/// work in nearly every one. A ply read with five more after it is proven by
+/// them, as on a board that sends every change; waiting for the board to
+/// stand still a frame and a half published nothing of game 26 (blind hands,
+/// time trouble) for the last eighteen seconds of play, moves 33 to 51.
+#[test]
+fn a_certabo_in_fast_play_publishes_moves_while_play_goes_on() {
+    use eboard_bridge::events::GameEvent;
+    use eboard_bridge::sim::accuracy::{run_game_as, sim_options_for, simulate_as};
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace, Setup};
+    let games = support::games::bench_games();
+    let i = 26;
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let mut opts = sim_options_for(Setup::Normal, i as u64, true, hands);
+    opts.family = eboard_protocols::family("certabo").unwrap();
+    opts.board.clock.present = true;
+    opts.arbiter_result = true;
+    let out = run_game_as(&games[i].1, &opts, hands.model);
+    let run = simulate_as(&games[i].1, &opts, hands.model);
+    let last_made = run.script.made_at.last().expect("plies").0;
+    // When each ply was published, against when it was made on the board.
+    let published: Vec<(u32, u64)> = out
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Game(GameEvent::Move(m)) if m.verified => Some((m.ply, e.t_ms)),
+            _ => None,
+        })
+        .collect();
+    let late: Vec<String> = published
+        .iter()
+        .filter_map(|&(ply, t)| {
+            let made = run.script.made_at.get(ply as usize - 1)?.0;
+            // Plies made in the last seconds wait for the board to stand still.
+            (made + 10_000 < last_made && t > made + 10_000)
+                .then(|| format!("ply {ply} made at {made} ms, published at {t} ms"))
+        })
+        .collect();
+    assert!(
+        published.len() + 2 >= run.script.made_at.len(),
+        "{} of {} plies published",
+        published.len(),
+        run.script.made_at.len()
+    );
+    assert!(late.is_empty(), "{late:#?}");
+}
