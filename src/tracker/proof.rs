@@ -113,12 +113,13 @@ impl Tracker {
                 };
                 // A move followed by plies read after it is proven by them:
                 // in fast play the board is never still that long. Two do on
-                // an occupancy board. The evidence engine's readings may still
-                // reorder a few plies a later frame decides (two proved too
-                // few on a Certabo: about 17 games fewer exact in time
-                // trouble, three 4), so there it takes five (Certabo, blind hands in time trouble:
-                // 1,854 -> 1,513 plies lost, 236 -> 195 inexact games with
-                // no 8.4 note naming the moves played, one game fewer exact).
+                // an occupancy board. The evidence engine's readings may
+                // still reorder a few plies a later frame decides (two proved
+                // too few on a Certabo: about 17 games fewer exact in time
+                // trouble, three 4), so there it takes five (Certabo, blind
+                // hands in time trouble: 1,854 -> 1,513 plies lost, 236 ->
+                // 195 inexact games with no 8.4 note naming the moves
+                // played, one game fewer exact).
                 let proven_on = match self.evidence {
                     None => n >= 3,
                     Some(_) => n > PROVEN_BY_PLIES_READ,
