@@ -858,6 +858,19 @@ fn frame_boards_read_slow_frames_and_fast_hands() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// A quick repetition back to the start on a board without a clock: knights
+/// out and home three times (1. Nf3 Nf6 2. Ng1 Ng8 ... 6. Ng1 Ng8), the last
+/// three plies inside half a second (blind hands in time trouble, a Chessnut,
+/// game 1930). The board showed the start position with the last knight
+/// just put down, read as play with the move not yet let go; 600 ms later it
+/// was taken for the next game's set-up: a false 5.1.2 "set up again with the
+/// clock stopped", the last three plies never published and a new game begun.
+#[test]
+fn a_quick_repetition_back_to_the_start_is_play_not_a_new_game() {
+    let out = played_on("chessnut", 1930, blind_hands_in_time_trouble());
+    assert_exact_and_quiet(&out);
+}
+
 /// A rook slid b5-b6-b7, paused on b6 for a frame, and the king's reply made
 /// before the rook's hand was seen let go: on a Certabo (no clock, a frame a
 /// second) "Rb6 Kg6 Rb7" and "Rb7 Kg6" leave the same squares, and the first

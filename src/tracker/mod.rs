@@ -970,7 +970,23 @@ impl Tracker {
                 }
                 let clock_running =
                     !self.config.no_clock && self.clock.last_reading.is_some_and(|r| r.running);
-                if let Some(cand) = &self.start.start_candidate {
+                // A start reached by legal play the engine reads clean, its
+                // last piece not yet let go, is play: a quick repetition on a
+                // board without a clock (knights back to g1 and g8 in time
+                // trouble, blind hands on a Chessnut, game 1930) was taken for
+                // the next game's set-up 600 ms after it, before the move's
+                // stillness (800 ms) could complete it. Pieces put back after
+                // a game read as legal moves just the same once let go; a
+                // set-up that is no legal play needs noise.
+                let play_under_way = self.evidence.as_ref().is_some_and(|ev| {
+                    self.reading_is_play && ev.best().moving() && !ev.best().noisy()
+                });
+                if let Some(cand) = self
+                    .start
+                    .start_candidate
+                    .as_ref()
+                    .filter(|_| !play_under_way)
+                {
                     if !clock_running && t.saturating_sub(cand.since) >= self.config.start_hold_ms {
                         let cand = self.start.start_candidate.take().expect("checked");
                         self.restart(t, cand, out);

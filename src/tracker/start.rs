@@ -343,6 +343,12 @@ impl Tracker {
     pub(super) fn restart(&mut self, t: Millis, cand: StartCandidate, out: &mut Vec<TrackerEvent>) {
         self.commit_before_the_end(t, out);
         let plies = self.ply();
+        // A board without a clock has no stopped clock to speak of.
+        let how = if self.clockless() {
+            ""
+        } else {
+            " with the clock stopped"
+        };
         out.push(TrackerEvent::Alert(Alert {
             id: 0,
             penalty: None,
@@ -351,7 +357,7 @@ impl Tracker {
             severity: Severity::Warning,
             squares: Vec::new(),
             message: format!(
-                "The board was set up again with the clock stopped after {plies} plies: the previous game ended without a result on the board; enter its result. A new game starts."
+                "The board was set up again{how} after {plies} plies: the previous game ended without a result on the board; enter its result. A new game starts."
             ),
         }));
         self.begin_game(t, cand, out);
