@@ -425,3 +425,82 @@ fn a_certabo_in_fast_play_publishes_moves_while_play_goes_on() {
     );
     assert!(late.is_empty(), "{late:#?}");
 }
+
+/// Pieces put back on a board without a clock are still a takeback (7.1):
+/// on a Chessnut, after 1. e4 e5 2. Nf3 Nc6, Black takes his knight back to
+/// b8 first, out of turn, then White his to g1. The record goes back to
+/// 1. e4 e5 with one retraction and a 7.1 alert for the arbiters. A flicker
+/// is no such evidence (`tracker_pressure::a_flicker_before_a_repetition_is_no_takeback`);
+/// a piece that moves out of turn is.
+#[test]
+fn pieces_put_back_out_of_turn_on_a_clockless_board_are_a_takeback() {
+    let family = eboard_protocols::family("chessnut").unwrap();
+    let game: Game = load_pgn("1. e4 e5 2. Nf3 Nc6 *\n").unwrap().remove(0);
+    let opts = SimOptions {
+        family,
+        ..SimOptions::default()
+    };
+    let opening = hand::play(&game.start, &game.moves, &opts.hand);
+    let end = opening.actions.last().unwrap().t_ms;
+    let knight = |color| Piece {
+        color,
+        role: Role::Knight,
+    };
+    let mut actions = opening.actions.clone();
+    for (t, action) in [
+        (
+            end + 5_000,
+            PhysicalAction::Lift {
+                square: Square::C6,
+                piece: knight(Color::Black),
+            },
+        ),
+        (
+            end + 5_400,
+            PhysicalAction::Place {
+                square: Square::B8,
+                piece: knight(Color::Black),
+            },
+        ),
+        (
+            end + 6_200,
+            PhysicalAction::Lift {
+                square: Square::F3,
+                piece: knight(Color::White),
+            },
+        ),
+        (
+            end + 6_600,
+            PhysicalAction::Place {
+                square: Square::G1,
+                piece: knight(Color::White),
+            },
+        ),
+    ] {
+        actions.push(TimedAction { t_ms: t, action });
+    }
+    let script = HandScript {
+        actions,
+        made_at: Vec::new(),
+        pressed: Vec::new(),
+    };
+    let run = simulate_script(&game, &opts, script);
+    let read = replay_as(family, &run.chunks);
+    let [record] = &read.games[..] else {
+        panic!("one game: {:?}", read.games);
+    };
+    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
+    let alerts: Vec<&Alert> = read
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Alert(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, ["e2e4", "e7e5"], "{alerts:#?}");
+    assert!(
+        alerts.iter().any(|a| a.article == "7.1"),
+        "a 7.1 alert: {alerts:#?}"
+    );
+}

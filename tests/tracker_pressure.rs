@@ -871,6 +871,32 @@ fn a_quick_repetition_back_to_the_start_is_play_not_a_new_game() {
     assert_exact_and_quiet(&out);
 }
 
+/// A flicker is no piece put back. On boards without a clock a repetition
+/// is told from a takeback (7.1) by how the board got back: pieces put back
+/// out of turn read as noise on the squares of the plies undone. A king on
+/// d5 read empty for one frame and then seen there again is a sensor, not a
+/// hand: Kf2 Ke6 a second later repeated the position after ply 138 and was
+/// withdrawn as a takeback of eight plies (Chessnut, own hands at normal
+/// pace, game 811; ten plies lost and a false 7.1). Game 509 in time
+/// trouble, on a Chessnut and on a Millennium, went the same way.
+#[test]
+fn a_flicker_before_a_repetition_is_no_takeback() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let normal = Hands {
+        model: Model::Own,
+        pace: Pace::Normal,
+        forget_press: 0.0,
+    };
+    let trouble = Hands {
+        model: Model::Own,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    let mut wrong = inexact_on("chessnut", &[(811, normal), (509, trouble)]);
+    wrong.extend(inexact_on("millennium", &[(509, trouble)]));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A rook slid b5-b6-b7, paused on b6 for a frame, and the king's reply made
 /// before the rook's hand was seen let go: on a Certabo (no clock, a frame a
 /// second) "Rb6 Kg6 Rb7" and "Rb7 Kg6" leave the same squares, and the first

@@ -196,8 +196,14 @@ pub struct Hyp {
     /// way (see [`Hyp::noisy_since`]).
     noise_t: Option<Millis>,
     /// The squares those pictures showed changed from the reading's position,
-    /// gathered while noisy pictures came less than [`NOISE_KEPT_MS`] apart.
+    /// gathered while noisy pictures came less than [`NOISE_KEPT_MS`] apart,
+    /// the squares of the ply under way left out, and each dropped again
+    /// once a clean picture shows it as it was with no ply completed since
+    /// (a flicker, a piece lifted and put back where it stood: nothing put
+    /// back from a move).
     noise_sq: Bitboard,
+    /// How many plies the reading had completed at the last noisy picture.
+    noise_plies: usize,
 }
 
 /// Copies the short vectors whole: `SmallVec`'s own `clone` pushes one item
@@ -230,6 +236,7 @@ impl Hyp {
             held_charged: 0,
             noise_t: None,
             noise_sq: Bitboard::EMPTY,
+            noise_plies: 0,
         }
     }
 
@@ -567,6 +574,7 @@ impl Evidence {
             h.line.drain(..k);
             h.marks.drain(..k);
             h.closed = h.closed.saturating_sub(k);
+            h.noise_plies = h.noise_plies.saturating_sub(k);
         }
         for &m in moves {
             self.anchor.play_unchecked(m);
@@ -754,12 +762,25 @@ impl Evidence {
     fn settle_reading(&self, h: &mut Hyp, t: Millis, shown: &Board) {
         h.held_charged = 0;
         if h.noisy() && !h.misread_only(shown) {
-            let sq = diff(h.pos.board(), shown);
+            // The ply under way explains its own squares, whatever they show.
+            let under_way = h
+                .best_cand()
+                .map_or(Bitboard::EMPTY, |c| quick_touched(c.mv));
+            let sq = diff(h.pos.board(), shown) & !under_way;
             h.noise_sq = match h.noise_t {
                 Some(n) if t.saturating_sub(n) < NOISE_KEPT_MS => h.noise_sq | sq,
                 _ => sq,
             };
             h.noise_t = Some(t);
+            h.noise_plies = h.line.len();
+        } else if !h.noise_sq.is_empty() && h.line.len() == h.noise_plies {
+            // A square back as it was before the noise, nothing played since:
+            // a flicker, or a piece lifted and put back where it stood. Pieces
+            // put back from a move go where they came from, not where they
+            // stood (Chessnut, own hands at normal pace, game 811: the king
+            // on d5 read empty for one frame, then Kf2 Ke6 repeated an
+            // earlier position and was withdrawn as a takeback).
+            h.noise_sq &= diff(h.pos.board(), shown);
         }
         if let Some(due) = h.due {
             if h.moving() && t > due {
