@@ -897,6 +897,28 @@ fn a_flicker_before_a_repetition_is_no_takeback() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// The readings kept after a ply published as uncertain count from the end of
+/// the stretch the board could not decide, not from its first ply. Certabo,
+/// own hands at normal pace, game 1720: a rook slid a8-b8-c8 inside one frame
+/// beside a flicker on c3 read as Rab8 Nb1 Rbc8 Nc3, named in an 8.4 note
+/// against Rac8. Those four plies used up the four kept, so White's Qg3
+/// seventeen seconds later, which only Rac8 explains, found no rival: the
+/// record stayed a ply out of turn and seven false 7.4 alerts followed. Now
+/// Qg3 corrects it in the open: one retraction, the moves as played.
+#[test]
+fn a_long_uncertain_reading_keeps_its_rival_past_its_own_plies() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let hands = Hands {
+        model: Model::Own,
+        pace: Pace::Normal,
+        forget_press: 0.02,
+    };
+    let out = played_on("certabo", 1720, hands);
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert_eq!(out.retractions, 1, "the wrong plies are withdrawn once");
+    assert_eq!(out.verified, out.expected, "the record in the end");
+}
+
 /// A rook slid b5-b6-b7, paused on b6 for a frame, and the king's reply made
 /// before the rook's hand was seen let go: on a Certabo (no clock, a frame a
 /// second) "Rb6 Kg6 Rb7" and "Rb7 Kg6" leave the same squares, and the first

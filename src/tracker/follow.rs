@@ -641,7 +641,7 @@ impl Tracker {
             if !same_end.is_empty() {
                 let chosen: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
                 out.push(uncertain_alert(game.verified(), &chosen, &same_end));
-                self.keep_readings_from(ply);
+                self.keep_readings_from(ply, &chosen, &same_end);
             }
             self.undecided = None;
             return true;
@@ -662,16 +662,32 @@ impl Tracker {
         self.undecided = None;
         let chosen: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
         out.push(uncertain_alert(game.verified(), &chosen, &rivals));
-        self.keep_readings_from(ply);
+        self.keep_readings_from(ply, &chosen, &rivals);
         true
     }
 
     /// Ply `ply` is published though another reading fits as well: the
-    /// engine's anchor stays before it for a few plies (see
-    /// [`super::takeback::UNCERTAIN_KEPT_PLIES`]).
-    fn keep_readings_from(&mut self, ply: usize) {
-        let u = self.retractions.uncertain_ply.map_or(ply, |u| u.min(ply));
-        self.retractions.uncertain_ply = Some(u);
+    /// engine's anchor stays before it until a few plies (see
+    /// [`super::takeback::UNCERTAIN_KEPT_PLIES`]) past the last ply where
+    /// `chosen` and `rivals` differ. A reading several plies long counts
+    /// from its end: Rab8 Nb1 Rbc8 Nc3 against Rac8 (a rook slid a8-b8-c8
+    /// and a flicker on c3, Certabo, own hands at normal pace, game 1720)
+    /// used up the plies kept by itself, and White's next move, which only
+    /// Rac8 explains, found no rival left: seven false 7.4 alerts followed.
+    fn keep_readings_from(&mut self, ply: usize, chosen: &[Move], rivals: &[Vec<Move>]) {
+        let rivals: Vec<&Vec<Move>> = rivals.iter().filter(|l| l.as_slice() != chosen).collect();
+        let end = ply + differing_plies(chosen, &rivals);
+        let r = &mut self.retractions;
+        match r.uncertain_ply {
+            Some(u) => {
+                r.uncertain_ply = Some(u.min(ply));
+                r.uncertain_until = r.uncertain_until.max(end);
+            }
+            None => {
+                r.uncertain_ply = Some(ply);
+                r.uncertain_until = end;
+            }
+        }
     }
 
     /// Every close reading contradicts a verified ply and the board is at rest
@@ -725,6 +741,10 @@ impl Tracker {
         }
         let target = n - ANCHOR_BEHIND_KEPT;
         let target = match self.retractions.uncertain_ply {
+            // Counted from the uncertain ply itself, not from the end of its
+            // stretch as when the board rests: in play that never rests,
+            // keeping a long reading's rivals too crowds the beam (Certabo,
+            // blind hands in time trouble: 115 plies more lost, 6 more 7.4s).
             Some(u) if target < u + UNCERTAIN_KEPT_PLIES => u,
             _ => target,
         };
@@ -771,16 +791,10 @@ pub(super) fn sans(pos: &shakmaty::Chess, moves: &[Move]) -> Vec<String> {
         .collect()
 }
 
-/// Article 8.4 as an info: the board could not tell `chosen` from `rivals`.
-pub(super) fn uncertain_alert(
-    base: &shakmaty::Chess,
-    chosen: &[Move],
-    rivals: &[Vec<Move>],
-) -> TrackerEvent {
-    let rivals: Vec<&Vec<Move>> = rivals.iter().filter(|l| l.as_slice() != chosen).collect();
-    // The plies every reading ends with alike are left out: the readings
-    // differ before them, and a note that spells out fifty plies of the same
-    // game after each reading hides the one ply that matters.
+/// How many plies of `chosen`, from its first, differ from some reading of
+/// `rivals`: the plies every reading ends with alike are not counted (one
+/// ply at least is).
+fn differing_plies(chosen: &[Move], rivals: &[&Vec<Move>]) -> usize {
     let alike = rivals
         .iter()
         .map(|l| {
@@ -794,6 +808,20 @@ pub(super) fn uncertain_alert(
         .min()
         .unwrap_or(0)
         .min(chosen.len().saturating_sub(1));
+    chosen.len() - alike
+}
+
+/// Article 8.4 as an info: the board could not tell `chosen` from `rivals`.
+pub(super) fn uncertain_alert(
+    base: &shakmaty::Chess,
+    chosen: &[Move],
+    rivals: &[Vec<Move>],
+) -> TrackerEvent {
+    let rivals: Vec<&Vec<Move>> = rivals.iter().filter(|l| l.as_slice() != chosen).collect();
+    // The plies every reading ends with alike are left out: the readings
+    // differ before them, and a note that spells out fifty plies of the same
+    // game after each reading hides the one ply that matters.
+    let alike = chosen.len() - differing_plies(chosen, &rivals);
     let chosen = &chosen[..chosen.len() - alike];
     // Hypotheses that differ only in their presses read the same.
     let mut others: Vec<String> = Vec::new();

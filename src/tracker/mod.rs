@@ -842,9 +842,14 @@ impl Tracker {
                     let n = game.history.len() - 1;
                     self.retractions.certain_ply = n;
                     // Readings other than the published one are kept a few
-                    // plies past a ply the board could not decide.
+                    // plies past the plies the board could not decide.
                     let anchor = match self.retractions.uncertain_ply {
-                        Some(u) if n < u + UNCERTAIN_KEPT_PLIES => u,
+                        Some(u)
+                            if n < self.retractions.uncertain_until.max(u)
+                                + UNCERTAIN_KEPT_PLIES =>
+                        {
+                            u
+                        }
                         _ => {
                             self.retractions.uncertain_ply = None;
                             n

@@ -26,6 +26,10 @@ pub(super) struct Retractions {
     /// reading from there for [`UNCERTAIN_KEPT_PLIES`] more plies, so that a
     /// later move that only the other reading explains corrects the record.
     pub(super) uncertain_ply: Option<usize>,
+    /// With `uncertain_ply`: where the plies the board could not decide end
+    /// (the plies before the last of them), readings being kept until
+    /// [`UNCERTAIN_KEPT_PLIES`] plies past it.
+    pub(super) uncertain_until: usize,
     /// The last retraction, for an arbiter to rule on: the ply it went back to,
     /// the FEN there (to know it is still the same game) and the positions withdrawn.
     pub(super) withdrawn: Option<(usize, String, Vec<Chess>)>,
