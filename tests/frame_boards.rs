@@ -368,11 +368,6 @@ fn certabo_games_that_once_went_wrong() {
         // the queen lifted again, tied with the capture read at rest, it
         // raised a 7.4 for a4 ten seconds into the opponent's think.
         (100, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
-        // Before the first move a pawn knocked from c2 onto c3 and put back
-        // three seconds later: read as 1. c3 taken back (noise) tied with no
-        // move at all (the noise behind it), the first went first, and the
-        // start shown again began a new game with a false 5.1.2.
-        (1726, Model::Own, Pace::Normal, 0.02, Setup::Normal, true),
     ];
     let family = eboard_protocols::family("certabo").unwrap();
     let wrong = support::games::still_wrong(family, &cases);

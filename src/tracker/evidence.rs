@@ -1069,17 +1069,11 @@ fn keep(mut hyps: Vec<Hyp>) -> Vec<Hyp> {
     // A reading is a few hundred bytes and most are dropped: the order is
     // worked out on (cost, index) pairs (the stable order by cost), and only
     // the readings kept are moved.
-    // Between readings that cost the same, one that reads the latest picture
-    // without noise goes first: the board as it stands now fits it.
-    let mut order: Vec<(u32, bool, usize)> = hyps
-        .iter()
-        .zip(0..)
-        .map(|(h, i)| (h.cost(), h.noisy(), i))
-        .collect();
+    let mut order: Vec<(u32, usize)> = hyps.iter().map(Hyp::cost).zip(0..).collect();
     order.sort_unstable();
-    let limit = order.first().map_or(0, |&(c, _, _)| c).saturating_add(BEAM);
+    let limit = order.first().map_or(0, |&(c, _)| c).saturating_add(BEAM);
     let mut kept: Vec<usize> = Vec::with_capacity(MAX_HYPS);
-    for (cost, _, i) in order {
+    for (cost, i) in order {
         if kept.len() >= MAX_HYPS || cost > limit {
             break;
         }
