@@ -26,6 +26,25 @@ fn replay_as(family: &Family, chunks: &[Chunk]) -> Collected {
     sink
 }
 
+/// The moves of the one game `read` holds.
+fn moves_of(read: &Collected) -> Vec<&str> {
+    let [record] = &read.games[..] else {
+        panic!("one game: {:?}", read.games);
+    };
+    record.moves.iter().map(|m| m.uci.as_str()).collect()
+}
+
+/// Every alert `read` raised, in order.
+fn alerts_of(read: &Collected) -> Vec<&Alert> {
+    read.events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TrackerEvent::Alert(a) => Some(a),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The times of the frames the board sent after `after`.
 fn frames_after(chunks: &[Chunk], after: u64) -> Vec<u64> {
     chunks
@@ -105,10 +124,7 @@ fn a_one_handed_capture_inside_one_frame_raises_no_two_hands_alert() {
     let frames = frames_after(&run.chunks, frame);
     assert_eq!(frames[0], frame + period_ms);
     let read = replay_as(family, &run.chunks);
-    let [record] = &read.games[..] else {
-        panic!("one game: {:?}", read.games);
-    };
-    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
+    let moves = moves_of(&read);
     assert_eq!(moves, game.uci_moves());
     let two_hands: Vec<_> = read
         .events
@@ -199,19 +215,9 @@ fn displaced_after_e4_e5(piece: Piece, from: Square, to: Square) -> Alert {
     };
     let run = simulate_script(&game, &opts, script);
     let read = replay_as(family, &run.chunks);
-    let [record] = &read.games[..] else {
-        panic!("one game: {:?}", read.games);
-    };
-    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
+    let moves = moves_of(&read);
     assert_eq!(moves, game.uci_moves());
-    let alerts: Vec<&Alert> = read
-        .events
-        .iter()
-        .filter_map(|e| match &e.event {
-            TrackerEvent::Alert(a) => Some(a),
-            _ => None,
-        })
-        .collect();
+    let alerts = alerts_of(&read);
     let [alert] = &alerts[..] else {
         panic!("one alert: {alerts:?}");
     };
@@ -281,18 +287,8 @@ fn a_frame_board_reads_a_shuffle_made_between_two_frames() {
     // knight on f3 and the black one back on f6.
     assert_eq!(frames_after(&run.chunks, frame - 1)[..2], [frame, next]);
     let read = replay_as(family, &run.chunks);
-    let [record] = &read.games[..] else {
-        panic!("one game: {:?}", read.games);
-    };
-    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
-    let alerts: Vec<&Alert> = read
-        .events
-        .iter()
-        .filter_map(|e| match &e.event {
-            TrackerEvent::Alert(a) => Some(a),
-            _ => None,
-        })
-        .collect();
+    let moves = moves_of(&read);
+    let alerts = alerts_of(&read);
     assert_eq!(moves, game.uci_moves(), "{alerts:#?}");
     let serious: Vec<_> = alerts
         .iter()
@@ -428,9 +424,9 @@ fn a_certabo_in_fast_play_publishes_moves_while_play_goes_on() {
 
 /// Pieces put back on a board without a clock are still a takeback (7.1):
 /// on a Chessnut, after 1. e4 e5 2. Nf3 Nc6, Black takes his knight back to
-/// b8 first, out of turn, then White his to g1. The record goes back to
-/// 1. e4 e5 with one retraction and a 7.1 alert for the arbiters. A flicker
-/// is no such evidence (`tracker_pressure::a_flicker_before_a_repetition_is_no_takeback`);
+/// b8 first, out of turn, then White his to g1. The record goes back to e4
+/// e5 with one retraction and a 7.1 alert for the arbiters. A flicker is no
+/// such evidence (`tracker_pressure::a_flicker_before_a_repetition_is_no_takeback`);
 /// a piece that moves out of turn is.
 #[test]
 fn pieces_put_back_out_of_turn_on_a_clockless_board_are_a_takeback() {
@@ -486,18 +482,8 @@ fn pieces_put_back_out_of_turn_on_a_clockless_board_are_a_takeback() {
     };
     let run = simulate_script(&game, &opts, script);
     let read = replay_as(family, &run.chunks);
-    let [record] = &read.games[..] else {
-        panic!("one game: {:?}", read.games);
-    };
-    let moves: Vec<&str> = record.moves.iter().map(|m| m.uci.as_str()).collect();
-    let alerts: Vec<&Alert> = read
-        .events
-        .iter()
-        .filter_map(|e| match &e.event {
-            TrackerEvent::Alert(a) => Some(a),
-            _ => None,
-        })
-        .collect();
+    let moves = moves_of(&read);
+    let alerts = alerts_of(&read);
     assert_eq!(moves, ["e2e4", "e7e5"], "{alerts:#?}");
     assert!(
         alerts.iter().any(|a| a.article == "7.1"),
