@@ -26,6 +26,38 @@ fn replay_as(family: &Family, chunks: &[Chunk]) -> Collected {
     sink
 }
 
+/// `pgn` played by the default hands on `family`'s virtual board, then the
+/// actions of `after`, each at its delay after the game's last action, read
+/// back as the daemon reads it: the game and what the session published.
+fn played_then(
+    family: &'static Family,
+    pgn: &str,
+    after: &[(u64, PhysicalAction)],
+) -> (Game, Collected) {
+    let game: Game = load_pgn(pgn).unwrap().remove(0);
+    let opts = SimOptions {
+        family,
+        ..SimOptions::default()
+    };
+    let played = hand::play(&game.start, &game.moves, &opts.hand);
+    let end = played.actions.last().unwrap().t_ms;
+    let mut actions = played.actions;
+    for &(delay, action) in after {
+        actions.push(TimedAction {
+            t_ms: end + delay,
+            action,
+        });
+    }
+    let script = HandScript {
+        actions,
+        made_at: Vec::new(),
+        pressed: Vec::new(),
+    };
+    let run = simulate_script(&game, &opts, script);
+    let read = replay_as(family, &run.chunks);
+    (game, read)
+}
+
 /// The moves of the one game `read` holds.
 fn moves_of(read: &Collected) -> Vec<&str> {
     let [record] = &read.games[..] else {
@@ -189,32 +221,20 @@ fn a_frame_board_showing_a_move_out_of_turn_says_so_in_its_alert() {
 /// `to` six seconds later and left there: the one alert that brings, a 7.4.
 fn displaced_after_e4_e5(piece: Piece, from: Square, to: Square) -> Alert {
     let family = eboard_protocols::family("certabo").unwrap();
-    let game: Game = load_pgn("1. e4 e5 *\n").unwrap().remove(0);
-    let opts = SimOptions {
+    let (game, read) = played_then(
         family,
-        ..SimOptions::default()
-    };
-    let played = hand::play(&game.start, &game.moves, &opts.hand);
-    let end = played.actions.last().unwrap().t_ms;
-    let mut actions = played.actions.clone();
-    actions.push(TimedAction {
-        t_ms: end + 6_000,
-        action: PhysicalAction::Lift {
-            square: from,
-            piece,
-        },
-    });
-    actions.push(TimedAction {
-        t_ms: end + 6_300,
-        action: PhysicalAction::Place { square: to, piece },
-    });
-    let script = HandScript {
-        actions,
-        made_at: Vec::new(),
-        pressed: Vec::new(),
-    };
-    let run = simulate_script(&game, &opts, script);
-    let read = replay_as(family, &run.chunks);
+        "1. e4 e5 *\n",
+        &[
+            (
+                6_000,
+                PhysicalAction::Lift {
+                    square: from,
+                    piece,
+                },
+            ),
+            (6_300, PhysicalAction::Place { square: to, piece }),
+        ],
+    );
     let moves = moves_of(&read);
     assert_eq!(moves, game.uci_moves());
     let alerts = alerts_of(&read);
@@ -431,57 +451,28 @@ fn a_certabo_in_fast_play_publishes_moves_while_play_goes_on() {
 #[test]
 fn pieces_put_back_out_of_turn_on_a_clockless_board_are_a_takeback() {
     let family = eboard_protocols::family("chessnut").unwrap();
-    let game: Game = load_pgn("1. e4 e5 2. Nf3 Nc6 *\n").unwrap().remove(0);
-    let opts = SimOptions {
-        family,
-        ..SimOptions::default()
-    };
-    let opening = hand::play(&game.start, &game.moves, &opts.hand);
-    let end = opening.actions.last().unwrap().t_ms;
     let knight = |color| Piece {
         color,
         role: Role::Knight,
     };
-    let mut actions = opening.actions.clone();
-    for (t, action) in [
-        (
-            end + 5_000,
-            PhysicalAction::Lift {
-                square: Square::C6,
-                piece: knight(Color::Black),
-            },
-        ),
-        (
-            end + 5_400,
-            PhysicalAction::Place {
-                square: Square::B8,
-                piece: knight(Color::Black),
-            },
-        ),
-        (
-            end + 6_200,
-            PhysicalAction::Lift {
-                square: Square::F3,
-                piece: knight(Color::White),
-            },
-        ),
-        (
-            end + 6_600,
-            PhysicalAction::Place {
-                square: Square::G1,
-                piece: knight(Color::White),
-            },
-        ),
-    ] {
-        actions.push(TimedAction { t_ms: t, action });
-    }
-    let script = HandScript {
-        actions,
-        made_at: Vec::new(),
-        pressed: Vec::new(),
+    let lift = |square, color| PhysicalAction::Lift {
+        square,
+        piece: knight(color),
     };
-    let run = simulate_script(&game, &opts, script);
-    let read = replay_as(family, &run.chunks);
+    let place = |square, color| PhysicalAction::Place {
+        square,
+        piece: knight(color),
+    };
+    let (_, read) = played_then(
+        family,
+        "1. e4 e5 2. Nf3 Nc6 *\n",
+        &[
+            (5_000, lift(Square::C6, Color::Black)),
+            (5_400, place(Square::B8, Color::Black)),
+            (6_200, lift(Square::F3, Color::White)),
+            (6_600, place(Square::G1, Color::White)),
+        ],
+    );
     let moves = moves_of(&read);
     let alerts = alerts_of(&read);
     assert_eq!(moves, ["e2e4", "e7e5"], "{alerts:#?}");
