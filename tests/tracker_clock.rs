@@ -82,6 +82,40 @@ fn moves_pressed_after_the_unpressed_hold_carry_the_clock_after_the_press() {
     assert!(out.clk_mismatches.is_empty(), "{:?}", out.clk_mismatches);
 }
 
+/// Presses whose clock report comes in just after a scan of the board are
+/// read as made after that scan as well as before it: blind hands in time
+/// trouble, 2 % forgotten. Game 1690: White's press for 2. Nf3 and Black's
+/// for 2...Nc6, both made with the piece in the hand, came in one clock report
+/// 6 ms after the scan showing Black's knight lifted and White's on f3. Read only
+/// before that scan, Black's press found no ply of his begun and went to
+/// 1...e5, whose own press had been read as the start's, come late (though the
+/// clock had been seen started): 1...e5 was published with 2...Nc6's clock,
+/// an increment (30 s) too high. Game 1909: 13...Qb6, 14. Qg4 and 14...h6
+/// carried 30, 59 and 29 s too much; game 335, ply 33, 60 s.
+#[test]
+fn presses_reported_just_after_a_scan_time_their_own_moves() {
+    use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
+    let hands = Hands {
+        model: Model::Blind,
+        pace: Pace::TimeTrouble,
+        forget_press: 0.02,
+    };
+    for i in [1909, 335, 1690] {
+        let out = bench_game(i, hands);
+        assert_eq!(out.verified, out.expected, "game {i}");
+        assert!(
+            out.clk_checked > 50,
+            "game {i}: {} compared",
+            out.clk_checked
+        );
+        assert!(
+            out.clk_mismatches.is_empty(),
+            "game {i}: {:?}",
+            out.clk_mismatches
+        );
+    }
+}
+
 /// Game `i` of the data set played by `hands` on a DGT board, set-up normal,
 /// as the accuracy bench plays it.
 fn bench_game(

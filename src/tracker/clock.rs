@@ -171,6 +171,11 @@ impl Tracker {
                 };
                 self.clock.white_side = Some(color_side(side, running_for));
                 self.clock.turn_started_t = Some(t_ms);
+                if !pressed_since_start {
+                    if let Some(ev) = self.evidence.as_mut().filter(|_| game.moves.is_empty()) {
+                        ev.clock_started();
+                    }
+                }
             }
         }
         if ply0_idle && reading.running && !prev.is_some_and(|p| p.running) {

@@ -109,6 +109,11 @@ const EARLY_PRESS: u32 = 1;
 const PRESSED_ALL_DOWN: u32 = 3;
 /// A press no ply can own.
 const PRESS_WITHOUT_MOVE: u32 = 8;
+/// A press reported right after a scan read as made after it rather than
+/// before (see [`Evidence::press`]): a little dearer, so that where the two
+/// cost the same the order the reports came in decides. At no cost, four
+/// games whose readings the board cannot tell apart fell the other way.
+const PRESS_AFTER_SCAN: u32 = 1;
 /// A picture showing the pressed ply still under way after `PRESS_DUE_MS`.
 const OVERDUE: u32 = 2;
 
@@ -432,6 +437,9 @@ pub struct Evidence {
     /// The last two plies played up to the anchor (fewer at the start): what
     /// a piece lifted in a repetition's shuffle came from.
     recent: Vec<Move>,
+    /// The clock was seen started at the game's start, with no press: no
+    /// press is left over for the ply that led to the anchor.
+    start_seen: bool,
 }
 
 impl Evidence {
@@ -452,6 +460,7 @@ impl Evidence {
             period: 0,
             clean: Vec::new(),
             recent: Vec::new(),
+            start_seen: false,
         }
     }
 
@@ -471,6 +480,13 @@ impl Evidence {
     /// The plies played up to the anchor (the last two are kept).
     pub fn set_played_before(&mut self, moves: &[Move]) {
         self.recent = moves[moves.len().saturating_sub(2)..].to_vec();
+    }
+
+    /// The clock was seen started with the game's start position as the
+    /// anchor (6.6), by a reading rather than a press. Until then a press on
+    /// the side not to move may be that start, reported late.
+    pub fn clock_started(&mut self) {
+        self.start_seen = true;
     }
 
     /// Whether the board has a clock: without one, no press is owed.
@@ -509,7 +525,7 @@ impl Evidence {
                     .iter()
                     .zip(&h.marks)
                     .map(|(m, k)| match (k.press, k.forgot) {
-                        (Some(_), _) => format!("{}*", uci(m)),
+                        (Some(id), _) => format!("{}*{id}", uci(m)),
                         (None, true) => format!("{}+", uci(m)),
                         (None, false) => uci(m),
                     })
@@ -911,8 +927,10 @@ impl Evidence {
     }
 
     /// The clock's lever went down on `color`'s side at `t`: press number `id`.
-    /// A press reported with a scan still coming in was made before that
-    /// scan: it is read before the scan's squares.
+    /// A press reported with a scan still coming in may have been made
+    /// before that scan or after it: the clock's report and the board's
+    /// squares travel separately, and the order they arrive in says nothing
+    /// within a scan. Both are read.
     pub fn press(&mut self, t: Millis, color: Color, id: u32) {
         let in_scan = self
             .scan
@@ -938,8 +956,25 @@ impl Evidence {
         let pressed = keep(next);
         match self.scan.clone() {
             Some((st, shown)) => {
+                // Read after the scan too: in fast play a move's press and
+                // the reply's, each made with the piece in the hand, come in
+                // one clock report just after the scan that shows both
+                // pieces lifted. Read only before it, the reply's press
+                // found no ply of its side begun and went to that side's
+                // ply before, and moves carried a later press's clock, an
+                // increment too high (blind hands in time trouble, 2 %:
+                // [%clk] off by an increment or more 77 -> 47 of 147,973).
+                let mut after = Vec::with_capacity(self.hyps.len() * 2);
+                for h in &self.hyps {
+                    self.assign_press(h, t, color, id, Some(&shown), &mut after);
+                }
+                for g in &mut after {
+                    g.cost += PRESS_AFTER_SCAN;
+                }
                 self.before_scan = pressed;
-                self.hyps = self.step(&self.before_scan, st, &shown);
+                let mut both = self.step(&self.before_scan, st, &shown);
+                both.append(&mut after);
+                self.hyps = keep(both);
             }
             None => self.hyps = pressed,
         }
@@ -990,7 +1025,15 @@ impl Evidence {
                 out.push(g);
             }
         }
-        if own.is_none() && started <= 1 && self.mover(0) != color {
+        // At a game's start no ply led to the anchor: only the start itself
+        // (the clock started from the side not to move) may come as such a
+        // press, and not once the clock was seen started. Read so, Black's
+        // press for 1...e5 reported just after the scan that showed it left
+        // the ply unpressed, and the next press of Black's, made with the
+        // knight of 2...Nc6 in the hand, was given to it: 1...e5 published
+        // with 2...Nc6's [%clk], an increment too high.
+        let no_ply_before = self.recent.is_empty() && self.start_seen;
+        if own.is_none() && started <= 1 && self.mover(0) != color && !no_ply_before {
             // The press of the ply that led to the anchor, come late.
             let mut g = h.clone();
             if started == 1 {

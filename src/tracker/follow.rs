@@ -72,6 +72,13 @@ impl Tracker {
         let line: Vec<Move> = game.pending.iter().map(|s| s.mv).collect();
         let mut ev = Evidence::with_line(game.verified().clone(), &line);
         ev.set_played_before(&game.moves);
+        // A clock mapped with no press yet was seen started (6.6).
+        if game.moves.is_empty()
+            && self.clock.white_side.is_some()
+            && self.clock.presses_in_game == 0
+        {
+            ev.clock_started();
+        }
         // The board's frame period is fixed: told once, kept when the anchor moves.
         ev.set_frame_period(Some(self.frame_period()).filter(|&p| p > 0));
         self.evidence = Some(ev);
