@@ -384,6 +384,15 @@ fn certabo_games_that_once_went_wrong() {
         // the queen lifted again, tied with the capture read at rest, it
         // raised a 7.4 for a4 ten seconds into the opponent's think.
         (100, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
+        // Qf5xc2 with a frame catching the queen paused on e4: read as Qe4,
+        // c2-c4 unseen, Qxc2 and White's pawn held in the hand, which cost
+        // nothing however long the board stood still; nothing was published
+        // for 17 s, and White's next move raised a false 7.4 for g2. A piece
+        // held over a still board for 10 s now costs a held piece.
+        (1493, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
+        // Two more games whose false 7.4 went with it.
+        (579, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
+        (1672, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
     ];
     let family = eboard_protocols::family("certabo").unwrap();
     let wrong = support::games::still_wrong(family, &cases);

@@ -81,6 +81,10 @@ const HELD: u32 = 6;
 /// Nothing changed on the board for this long: a piece standing on the square
 /// its move goes to was let go.
 const LET_GO_MS: Millis = 800;
+/// A board without a clock unchanged this long with a piece held over it:
+/// players hover with a piece for seconds (own hands at normal pace: a rook
+/// held 6.9 s), rarely for this long.
+const LONG_HOLD_MS: Millis = 10_000;
 /// A player who did not press after his move, with his clock running. Dearer
 /// than a piece seen once on a square it crosses ([`TRANSIENT`] with
 /// [`PAUSE`]): a queen slid d4-d3-d2 while the reply slides c7-c6-c4 must not
@@ -209,6 +213,10 @@ pub struct Hyp {
     noise_sq: Bitboard,
     /// How many plies the reading had completed at the last noisy picture.
     noise_plies: usize,
+    /// The still board (since when it has not changed) for which this
+    /// reading paid for a piece held over it too long (see
+    /// [`LONG_HOLD_MS`]).
+    long_held: Option<Millis>,
 }
 
 /// Copies the short vectors whole: `SmallVec`'s own `clone` pushes one item
@@ -242,6 +250,7 @@ impl Hyp {
             noise_t: None,
             noise_sq: Bitboard::EMPTY,
             noise_plies: 0,
+            long_held: None,
         }
     }
 
@@ -440,6 +449,8 @@ pub struct Evidence {
     /// The clock was seen started at the game's start, with no press: no
     /// press is left over for the ply that led to the anchor.
     start_seen: bool,
+    /// Since when the pictures have shown the same board.
+    unchanged_since: Millis,
 }
 
 impl Evidence {
@@ -461,6 +472,7 @@ impl Evidence {
             clean: Vec::new(),
             recent: Vec::new(),
             start_seen: false,
+            unchanged_since: 0,
         }
     }
 
@@ -636,12 +648,55 @@ impl Evidence {
             });
             self.before_scan = std::mem::take(&mut self.hyps);
         }
+        let changed = self.last.as_ref().is_none_or(|(_, b)| b != shown);
+        if changed {
+            self.unchanged_since = t;
+        }
         self.scan = Some((t, shown.clone()));
         self.last = Some((t, shown.clone()));
         self.hyps = self.step(&self.before_scan, t, shown);
         if self.frames {
             self.catch_up(shown);
         }
+        if !changed {
+            self.charge_long_hold(t);
+        }
+    }
+
+    /// A board without a clock that sends the same picture again and again
+    /// (a frame a second) never lets the stillness of [`Evidence::tick`]
+    /// grow, and no press is ever due: a reading with a piece in the air
+    /// cost nothing however long the board stood still. Certabo, blind
+    /// hands at normal pace, game 1493: Black's queen paused on e4 for a
+    /// frame on its way from f5 to take on c2. "Qe4, c4 unseen, Qxc2, and
+    /// White's pawn in the hand since" cost 3 less than the capture with a
+    /// pause, and stood for 17 s with nothing published, until White's next
+    /// move raised a false 7.4. A piece held over a board unchanged for
+    /// [`LONG_HOLD_MS`] now costs [`HELD`], once: enough to decide between
+    /// near readings, never more than a flicker, so a player who does
+    /// think with a piece in the hand is not read as a piece missing.
+    fn charge_long_hold(&mut self, t: Millis) {
+        if t.saturating_sub(self.unchanged_since) <= LONG_HOLD_MS {
+            return;
+        }
+        let mut charged = false;
+        for i in 0..self.hyps.len() {
+            if self.long_hold_due(&self.hyps[i]) {
+                let h = &mut self.hyps[i];
+                h.long_held = Some(self.unchanged_since);
+                h.cost += HELD;
+                charged = true;
+            }
+        }
+        if charged {
+            self.hyps = keep(std::mem::take(&mut self.hyps));
+        }
+    }
+
+    /// `h` holds a piece over a still board without a clock and has not
+    /// paid for it yet (see [`Evidence::charge_long_hold`]).
+    fn long_hold_due(&self, h: &Hyp) -> bool {
+        !self.clocked && h.moving() && h.long_held != Some(self.unchanged_since)
     }
 
     /// A frame board's picture may hold more plies than the engine reads
@@ -832,6 +887,9 @@ impl Evidence {
                 let stretches = Millis::from(h.held_charged) + 1;
                 until = until.min(last + stretches * LET_GO_MS);
             }
+            if self.long_hold_due(h) {
+                until = until.min(self.unchanged_since + LONG_HOLD_MS + 1);
+            }
         }
         Some(until)
     }
@@ -924,6 +982,7 @@ impl Evidence {
         if changed {
             self.hyps = keep(std::mem::take(&mut self.hyps));
         }
+        self.charge_long_hold(t);
     }
 
     /// The clock's lever went down on `color`'s side at `t`: press number `id`.
