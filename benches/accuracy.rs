@@ -16,8 +16,9 @@
 //! in detail (hands' script around the first difference) under each condition,
 //! with `SHOW_T=A-B` the hands' actions between A and B ms of board time,
 //! `SHOW_EVENTS=A-B` the tracker's events, `SHOW_HYPS=A-B` the readings the
-//! evidence engine holds after each report (cost, plies with `*` pressed and
-//! `+` forgotten, the candidates of the ply under way), and `setup=turned` or
+//! evidence engine holds after each report (cost, plies with `*N` pressed by
+//! press N and `+` forgotten, the candidates of the ply under way; the first
+//! six, or `SHOW_N`), and `setup=turned` or
 //! `setup=right` the game as that set-up plays it (without `show`, that
 //! set-up's rows only);
 //! `family=NAME` plays on that family's virtual board (default `dgt`);

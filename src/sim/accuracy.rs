@@ -385,6 +385,11 @@ pub fn run_game_traced(
     let mut trace = Vec::new();
     // The picture before each chunk, kept only when tracing: the loop is timed.
     let mut shown = window.map(|_| driver.session.picture().clone());
+    // How many readings each traced picture lists (`SHOW_N`, default 6).
+    let shown_readings = std::env::var("SHOW_N")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(6);
     for chunk in &run.chunks {
         driver.chunk(chunk, &mut events);
         let (Some((a, b)), Some(before)) = (window, shown.as_mut()) else {
@@ -404,7 +409,7 @@ pub fn run_game_traced(
                 changed.join(" "),
                 readings
                     .iter()
-                    .take(6)
+                    .take(shown_readings)
                     .map(|r| format!("           {r}"))
                     .collect::<Vec<_>>()
                     .join("\n")
