@@ -844,14 +844,24 @@ impl Evidence {
             };
             h.noise_t = Some(t);
             h.noise_plies = h.line.len();
-        } else if !h.noise_sq.is_empty() && h.line.len() == h.noise_plies {
-            // A square back as it was before the noise, nothing played since:
-            // a flicker, or a piece lifted and put back where it stood. Pieces
-            // put back from a move go where they came from, not where they
-            // stood (Chessnut, own hands at normal pace, game 811: the king
-            // on d5 read empty for one frame, then Kf2 Ke6 repeated an
-            // earlier position and was withdrawn as a takeback).
-            h.noise_sq &= diff(h.pos.board(), shown);
+        } else if !h.noise_sq.is_empty() {
+            // A square back as it was before the noise, no ply played on it
+            // since: a flicker, or a piece lifted and put back where it
+            // stood. Pieces put back from a move go where they came from, not
+            // where they stood (Chessnut, own hands at normal pace, game 811:
+            // the king on d5 read empty for one frame, then Kf2 Ke6 repeated
+            // an earlier position and was withdrawn as a takeback). A ply
+            // completed in the same picture elsewhere does not keep it (game
+            // 343: the king on f3 read empty for one frame while Black's rook
+            // went d2-d3, which repeated the position after ply 106: a false
+            // 7.1, plies 107-108 withdrawn).
+            let played: Bitboard = h
+                .line
+                .iter()
+                .skip(h.noise_plies)
+                .map(|&m| quick_touched(m))
+                .fold(Bitboard::EMPTY, |a, b| a | b);
+            h.noise_sq &= diff(h.pos.board(), shown) | played;
         }
         if let Some(due) = h.due {
             if h.moving() && t > due {
