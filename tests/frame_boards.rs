@@ -393,6 +393,34 @@ fn certabo_games_that_once_went_wrong() {
         // Two more games whose false 7.4 went with it.
         (579, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
         (1672, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
+        // Nb5-d6+ Ke7 Bf4 e5 Nf5 between two frames, the knight lifted off
+        // d6 in the frame between: a frame with Black's a7 pawn standing was
+        // read as Nxa7 made and the pawn a hand's. The game stopped at ply
+        // 2 with a 7.4 standing (76 plies lost).
+        (
+            826,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            false,
+        ),
+        // ...b6, Nf5 f6 Nh4 between two frames: only a piece out and back
+        // explains f6 played with no white piece moved. Read as noise, the
+        // game stopped at ply 41 with a 7.4 standing (124 plies lost).
+        (
+            1786,
+            Model::Blind,
+            Pace::TimeTrouble,
+            0.02,
+            Setup::Normal,
+            false,
+        ),
+        // A rook that took on c1 (a8) from c8 (a1), caught on the squares it
+        // slid over a frame each: not Rc6 Rc3 Rc4 Rc1 Rxc1, a line that
+        // brings White's rook back to c1 around a rook paused.
+        (226, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
+        (455, Model::Blind, Pace::Normal, 0.02, Setup::Normal, true),
     ];
     let family = eboard_protocols::family("certabo").unwrap();
     let wrong = support::games::still_wrong(family, &cases);

@@ -152,6 +152,10 @@ const CATCH_UP_PLIES: usize = 6;
 const CATCH_UP_BASES: usize = 4;
 /// Lines looked for from each of them (all the orders of a few plies).
 const CATCH_UP_LINES: usize = 8;
+/// On top of the plies: a catch-up line on a board that sends a frame a
+/// second in which a piece goes back to a square it left, kept only when no
+/// other line reaches the picture.
+const TEMPO_UNSEEN: u32 = 20;
 
 /// Noisy pictures this close together count as one stretch of noise, whose
 /// squares are kept together (see [`Hyp::noisy_on_since`]).
@@ -729,6 +733,21 @@ impl Evidence {
             return;
         }
         let target = super::search::Target::Board(shown);
+        // A picture at most a move from a reading of the last clean one is
+        // that reading's to explain. Lines from another reading that bring
+        // back a piece its own plies took away are then not taken: a rook
+        // that paused on c6 on its way to take on c1 was read as Rc6 Rc3,
+        // then Rc4 Rc1 Rxc1 (Certabo, blind hands at normal pace, game 226).
+        let near = self
+            .clean
+            .iter()
+            .any(|base| diff(base.pos.board(), shown).count() < 3);
+        // One legal move from a reading: no piece went out and back.
+        let one_move = near
+            && self.clean.iter().any(|base| {
+                diff(base.pos.board(), shown).count() < 3
+                    && !super::search::sequences(&base.pos, target, 1, 1, None).is_empty()
+            });
         let mut found = Vec::new();
         for base in &self.clean {
             // Fewer squares changed are at most one move, which the reading
@@ -757,16 +776,39 @@ impl Evidence {
                 // A piece back on a square it stood on in the line: tempo
                 // moves that make any picture reachable (Qa5 Ba6 Qc7 Be2 a6
                 // Bc4 Qd8 for a6, at normal pace).
-                for line in lines.into_iter().filter(|l| !revisits(l)) {
-                    let mut h = base.clone();
-                    for &m in &line {
-                        complete(&mut h, m, None);
+                for line in lines
+                    .into_iter()
+                    .filter(|l| !(revisits_after(&[], l) || near && revisits_after(&base.line, l)))
+                {
+                    found.push(caught_up(base, &line, 0));
+                }
+            }
+        }
+        if found.is_empty() && self.sparse() && !one_move {
+            // Nothing reaches the picture but a piece that went out and came
+            // back between two frames a second apart (Certabo, blind hands in
+            // time trouble, game 1786: ...b6, Nf5 f6 Nh4 showed b6 and f6
+            // played and no white piece moved, read as noise until the game
+            // was lost for good). Which piece went out, the frames cannot
+            // tell; the position after is the same. Only where the pieces of
+            // one side alone moved: elsewhere such lines read pauses and
+            // orders as plies nobody played (game 1670).
+            for base in self
+                .clean
+                .iter()
+                .filter(|b| one_side_moved(b.pos.board(), shown))
+            {
+                for depth in 3..=CATCH_UP_PLIES {
+                    let lines = super::search::sequences_with_tempo(
+                        &base.pos,
+                        target,
+                        depth,
+                        CATCH_UP_LINES,
+                    );
+                    if !lines.is_empty() {
+                        found.extend(lines.iter().map(|l| caught_up(base, l, TEMPO_UNSEEN)));
+                        break;
                     }
-                    h.closed = h.line.len();
-                    h.early = None;
-                    h.noisy = false;
-                    h.cost += SECOND_UNSEEN * line.len() as u32;
-                    found.push(h);
                 }
             }
         }
@@ -1146,12 +1188,17 @@ impl Evidence {
     }
 }
 
-/// Whether a piece of `line` comes back to a square it stood on earlier in
-/// the line (followed from move to move).
-fn revisits(line: &[Move]) -> bool {
+/// Whether a ply of `line`, played after `before`, brings a piece back to a
+/// square it stood on since `before` began (followed from move to move):
+/// tempo moves, which make almost any picture reachable. With `before` a
+/// reading's own plies: Rc6 Rc3 read, then Rc4 Rc1 Rxc1 brings White's rook
+/// back to c1 (for a rook that took on c1 straight from c8, paused on the
+/// way: Certabo, blind hands at normal pace, game 226).
+fn revisits_after(before: &[Move], line: &[Move]) -> bool {
     // Each piece moved so far: where it stands, and where it stood.
     let mut moved: Vec<(Square, Vec<Square>)> = Vec::new();
-    for m in line {
+    for (i, m) in before.iter().chain(line).enumerate() {
+        let new = i >= before.len();
         let (Some(from), to) = (m.from(), m.to()) else {
             continue;
         };
@@ -1162,7 +1209,7 @@ fn revisits(line: &[Move]) -> bool {
         moved.retain(|(at, _)| *at != to);
         match moved.iter_mut().find(|(at, _)| *at == from) {
             Some((at, stood)) => {
-                if stood.contains(&to) {
+                if new && stood.contains(&to) {
                     return true;
                 }
                 stood.push(from);
@@ -1435,13 +1482,19 @@ fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool, 
         }
         if let Some(p) = now {
             let moving = e.movers.contains(&Some(p));
-            if moving || e.captured == Some(p) {
+            let expected_there = if moving {
+                e.on_the_way.contains(sq)
+            } else {
+                e.slid_off.contains(sq)
+            };
+            // No hand puts a piece down off its way on a square another
+            // piece stands on: that piece would be in the hand too. Read
+            // so, a Certabo frame showed Black's a7 pawn where a reading
+            // had White's knight take it two plies before (blind hands,
+            // time trouble, game 826), and the game was lost for good.
+            let astray_on_piece = was.is_some() && !expected_there;
+            if (moving || e.captured == Some(p)) && !astray_on_piece {
                 started |= moving;
-                let expected_there = if moving {
-                    e.on_the_way.contains(sq)
-                } else {
-                    e.slid_off.contains(sq)
-                };
                 cost += match (was.is_none(), moving, expected_there) {
                     // A piece put down off its way: a hand that hesitated.
                     (_, _, false) => TRANSIENT_ASTRAY,
@@ -1951,6 +2004,30 @@ fn held_oddly(h: &Hyp, shown: &Board) -> (bool, bool) {
         let odd = frame_cost(h.pos.board(), &e, shown).0 > 0;
         (odd, odd && e.after != *shown)
     })
+}
+
+/// Whether every square `shown` changed from `before` held, and holds, only
+/// pieces of one side: that side moved and the other did not.
+fn one_side_moved(before: &Board, shown: &Board) -> bool {
+    let d = diff(before, shown);
+    let white = (before.white() | shown.white()) & d;
+    let black = (before.black() | shown.black()) & d;
+    !d.is_empty() && (white.is_empty() || black.is_empty())
+}
+
+/// `base` taken on by `line`, the plies of a catch-up (see
+/// [`Evidence::catch_up`]), each charged as one the board never showed, and
+/// `extra` on top.
+fn caught_up(base: &Hyp, line: &[Move], extra: u32) -> Hyp {
+    let mut h = base.clone();
+    for &m in line {
+        complete(&mut h, m, None);
+    }
+    h.closed = h.line.len();
+    h.early = None;
+    h.noisy = false;
+    h.cost += SECOND_UNSEEN * line.len() as u32 + extra;
+    h
 }
 
 /// Appends the completed move `m` (with the press it had) to `h`'s line.
@@ -2572,16 +2649,33 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         // The queen d8-d7-a4 and back to d7.
-        assert!(revisits(&line(&[
-            "d2d4", "d7d6", "c1g5", "d8d7", "g5h4", "d7a4", "b1c3", "a4d7"
-        ])));
-        assert!(revisits(&line(&["g1f3", "g8f6", "f3g1"])));
+        assert!(revisits_after(
+            &[],
+            &line(&["d2d4", "d7d6", "c1g5", "d8d7", "g5h4", "d7a4", "b1c3", "a4d7"])
+        ));
+        assert!(revisits_after(&[], &line(&["g1f3", "g8f6", "f3g1"])));
         // A knight that moves on and on: no return.
-        assert!(!revisits(&line(&["g1f3", "g8f6", "f3e5", "f6e4", "e5c6"])));
+        assert!(!revisits_after(
+            &[],
+            &line(&["g1f3", "g8f6", "f3e5", "f6e4", "e5c6"])
+        ));
         // Another piece on the square one left is no return; the knight
         // back on b8 is.
-        assert!(!revisits(&line(&["e2e4", "e7e5", "g1e2", "b8c6"])));
-        assert!(revisits(&line(&["e2e4", "b8c6", "g1e2", "c6b8"])));
+        assert!(!revisits_after(
+            &[],
+            &line(&["e2e4", "e7e5", "g1e2", "b8c6"])
+        ));
+        assert!(revisits_after(
+            &[],
+            &line(&["e2e4", "b8c6", "g1e2", "c6b8"])
+        ));
+        // After a reading's own plies: only the new plies' returns count.
+        let read = line(&["g1f3", "g8f6"]);
+        let both = line(&["g1f3", "g8f6", "f3g1"]);
+        assert!(revisits_after(&read, &both[2..]));
+        let read = line(&["g1f3", "g8f6", "f3g1"]);
+        let both = line(&["g1f3", "g8f6", "f3g1", "b8c6"]);
+        assert!(!revisits_after(&read, &both[3..]));
     }
 
     #[test]
@@ -2769,6 +2863,72 @@ mod tests {
         // Where else the king may have gone (a8, b8) the frames do not say,
         // but back where it came from is the repetition's shuffle.
         assert!(ev.viable(0).count() == 1, "{:#?}", ev.describe());
+    }
+
+    #[test]
+    fn a_piece_that_went_out_and_back_between_two_frames_is_read() {
+        // Certabo, blind hands in time trouble (game 1786): ...b6, Nf5 f6
+        // Nh4 between two frames. The second shows Black's b6 and f6 played
+        // and no white piece moved: only a piece out and back explains it.
+        // Read as noise instead, the game was lost for good. Which white
+        // piece went out the frames cannot tell; the position after is
+        // the same, with Black to move.
+        let pos = fen("4k3/1p3p2/8/8/7N/8/8/4K3 b - - 0 1");
+        let (mut ev, mut frame) = certabo(&pos);
+        frame(&mut ev, pos.board());
+        let mut after = pos.clone();
+        for uci in ["b7b6", "h4f5", "f7f6", "f5h4"] {
+            after = play(&after, uci).1;
+        }
+        for _ in 0..2 {
+            frame(&mut ev, after.board());
+        }
+        // Play goes on from there: Ke7, then Ke2, a frame each.
+        for uci in ["e8e7", "e1e2"] {
+            after = play(&after, uci).1;
+            frame(&mut ev, after.board());
+        }
+        let best = ev.best();
+        assert_eq!(best.pos(), &after, "{:#?}", ev.describe());
+        assert_eq!(best.line.len(), 6);
+        assert!(!best.noisy());
+        // On a board that reports every change the trip would have been
+        // seen: no line out and back is looked for.
+        let mut trip = pos.clone();
+        for uci in ["b7b6", "h4f5", "f7f6", "f5h4"] {
+            trip = play(&trip, uci).1;
+        }
+        let mut ev = Evidence::new(pos.clone());
+        ev.set_clocked(false);
+        ev.picture(250, trip.board());
+        ev.close_scan();
+        assert!(ev.best().line.len() < 4, "{:#?}", ev.describe());
+    }
+
+    #[test]
+    fn a_piece_shown_off_its_way_on_a_square_another_holds_is_noise() {
+        // No hand puts a piece down on another piece: that piece would be in
+        // the hand too. Read as a hand that hesitated, a frame with Black's
+        // a7 pawn still standing kept a reading in which White's knight had
+        // taken it two plies before (Certabo, blind hands, time trouble,
+        // game 826), and the game was lost for good.
+        let pos = Chess::default();
+        let (m, _) = play(&pos, "b1c3");
+        let e = effect(&pos, m);
+        let knight = Piece::from_char('N').unwrap();
+        let mut lifted = pos.board().clone();
+        lifted.discard_piece_at(Square::B1);
+        let mut on_pawn = lifted.clone();
+        on_pawn.set_piece_at(Square::A7, knight);
+        let (_, noise, _, _) = frame_reading(pos.board(), &e, &on_pawn);
+        assert_eq!(noise, 1);
+        // Put down for a moment on an empty square off its way, it is a hand
+        // that hesitated.
+        let mut astray = lifted;
+        astray.set_piece_at(Square::A5, knight);
+        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &astray);
+        assert_eq!(noise, 0);
+        assert!(started && cost >= TRANSIENT_ASTRAY);
     }
 
     #[test]

@@ -160,6 +160,34 @@ pub fn sequences_with_unseen(
         seen,
         unseen,
         must_capture: None,
+        tempo: 0,
+        spend_tempo: false,
+        out: &mut out,
+    };
+    dfs(&mut ctx, pos, depth, &mut path);
+    out
+}
+
+/// The lines [`sequences`] (no `seen`) finds once one ply may touch no square where the
+/// position differs from `target`: a piece that goes out and comes back
+/// (Nf5 f6 Nh4 between two frames a second apart), which only a line
+/// longer by two plies can show.
+pub fn sequences_with_tempo(
+    pos: &Chess,
+    target: Target<'_>,
+    depth: usize,
+    limit: usize,
+) -> Vec<Vec<Move>> {
+    let mut out = Vec::new();
+    let mut path = Vec::with_capacity(depth);
+    let mut ctx = Ctx {
+        target,
+        limit,
+        seen: None,
+        unseen: 0,
+        must_capture: None,
+        tempo: 1,
+        spend_tempo: true,
         out: &mut out,
     };
     dfs(&mut ctx, pos, depth, &mut path);
@@ -174,6 +202,11 @@ struct Ctx<'a> {
     unseen: usize,
     /// The square of an unseen placement: the next ply must capture there.
     must_capture: Option<shakmaty::Square>,
+    /// Plies still allowed that touch no differing square.
+    tempo: usize,
+    /// Only lines that used that allowance are wanted (the others are
+    /// [`sequences`]' own).
+    spend_tempo: bool,
     out: &'a mut Vec<Vec<Move>>,
 }
 
@@ -213,7 +246,7 @@ fn plausible(pos: &Chess, target: Target<'_>, left: usize, d: Bitboard) -> bool 
 fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
     let d = ctx.target.diff(pos.board());
     if left == 0 {
-        if d.is_empty() {
+        if d.is_empty() && !(ctx.spend_tempo && ctx.tempo > 0) {
             ctx.out.push(path.clone());
         }
         return;
@@ -232,7 +265,8 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
             }
         }
         let touched = touched(m);
-        if (touched & d).is_empty() {
+        let free = (touched & d).is_empty();
+        if free && ctx.tempo == 0 {
             continue;
         }
         let mut next = pos.clone();
@@ -257,7 +291,9 @@ fn dfs(ctx: &mut Ctx<'_>, pos: &Chess, left: usize, path: &mut Vec<Move>) {
             }
         }
         path.push(m);
+        ctx.tempo -= usize::from(free);
         dfs(ctx, &next, left - 1, path);
+        ctx.tempo += usize::from(free);
         path.pop();
         ctx.must_capture = None;
         if spent {
@@ -304,6 +340,29 @@ mod tests {
         }
         let fen = Fen::from_position(&two, EnPassantMode::Legal);
         assert!(fen.into_position::<Chess>(CastlingMode::Standard).is_ok());
+    }
+
+    #[test]
+    fn a_piece_out_and_back_is_found_only_with_the_tempo_allowed() {
+        // 1. e4, then e5, Nf3, d6, Ng1: only Black's pieces differ.
+        let pos = after(&["e2e4"]);
+        let target = after(&["e2e4", "e7e5", "g1f3", "d7d6", "f3g1"]);
+        let t = Target::Board(target.board());
+        for depth in 1..=4 {
+            assert!(sequences(&pos, t, depth, 8, None).is_empty());
+        }
+        let lines = sequences_with_tempo(&pos, t, 4, 8);
+        assert!(!lines.is_empty());
+        for line in &lines {
+            let mut p = pos.clone();
+            for &m in line {
+                p.play_unchecked(m);
+            }
+            assert_eq!(p.board(), target.board());
+        }
+        // A line that needs no tempo is not reported again.
+        let two = after(&["e2e4", "e7e5", "g1f3"]);
+        assert!(sequences_with_tempo(&pos, Target::Board(two.board()), 2, 8).is_empty());
     }
 
     #[test]
