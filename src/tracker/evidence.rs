@@ -799,14 +799,17 @@ impl Evidence {
                 .filter(|b| one_side_moved(b.pos.board(), shown))
             {
                 for depth in 3..=CATCH_UP_PLIES {
-                    let lines = super::search::sequences_with_tempo(
-                        &base.pos,
-                        target,
-                        depth,
-                        CATCH_UP_LINES,
-                    );
-                    if !lines.is_empty() {
-                        found.extend(lines.iter().map(|l| caught_up(base, l, TEMPO_UNSEEN)));
+                    let lines = super::search::sequences_with_tempo(&base.pos, target, depth, 1);
+                    // Every such line ends on the same position and no later
+                    // frame tells them apart: one is kept, or their copies
+                    // crowd the beam and push out the readings that differ
+                    // where it matters (game 121: a rook's pause on b5 on
+                    // its way to b7 became Rb5 Bh3 Rb7 Be6).
+                    if let Some(line) = lines.first() {
+                        let h = caught_up(base, line, TEMPO_UNSEEN);
+                        if !found.iter().any(|f: &Hyp| f.pos == h.pos) {
+                            found.push(h);
+                        }
                         break;
                     }
                 }
