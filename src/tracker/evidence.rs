@@ -156,6 +156,9 @@ const CATCH_UP_LINES: usize = 8;
 /// second in which a piece goes back to a square it left, kept only when no
 /// other line reaches the picture.
 const TEMPO_UNSEEN: u32 = 20;
+/// The longest such line: two moves of one side around the other's piece
+/// going out and back.
+const TEMPO_PLIES: usize = 4;
 
 /// Noisy pictures this close together count as one stretch of noise, whose
 /// squares are kept together (see [`Hyp::noisy_on_since`]).
@@ -798,7 +801,13 @@ impl Evidence {
                 .iter()
                 .filter(|b| one_side_moved(b.pos.board(), shown))
             {
-                for depth in 3..=CATCH_UP_PLIES {
+                // One side's two moves around the other's trip change four
+                // squares at most; deeper lines cost far more to look for
+                // (the search tries every move once) and were never seen.
+                if diff(base.pos.board(), shown).count() > 4 {
+                    continue;
+                }
+                for depth in 3..=TEMPO_PLIES {
                     let lines = super::search::sequences_with_tempo(&base.pos, target, depth, 1);
                     // Every such line ends on the same position and no later
                     // frame tells them apart: one is kept, or their copies
