@@ -152,20 +152,12 @@ pub fn sequences_with_unseen(
     seen: Option<&Seen>,
     unseen: usize,
 ) -> Vec<Vec<Move>> {
-    let mut out = Vec::new();
-    let mut path = Vec::with_capacity(depth);
-    let mut ctx = Ctx {
-        target,
-        limit,
+    Ctx {
         seen,
         unseen,
-        must_capture: None,
-        tempo: 0,
-        spend_tempo: false,
-        out: &mut out,
-    };
-    dfs(&mut ctx, pos, depth, &mut path);
-    out
+        ..Ctx::new(target, limit)
+    }
+    .run(pos, depth)
 }
 
 /// The lines [`sequences`] (no `seen`) finds once one ply may touch no square where the
@@ -178,20 +170,12 @@ pub fn sequences_with_tempo(
     depth: usize,
     limit: usize,
 ) -> Vec<Vec<Move>> {
-    let mut out = Vec::new();
-    let mut path = Vec::with_capacity(depth);
-    let mut ctx = Ctx {
-        target,
-        limit,
-        seen: None,
-        unseen: 0,
-        must_capture: None,
+    Ctx {
         tempo: 1,
         spend_tempo: true,
-        out: &mut out,
-    };
-    dfs(&mut ctx, pos, depth, &mut path);
-    out
+        ..Ctx::new(target, limit)
+    }
+    .run(pos, depth)
 }
 
 struct Ctx<'a> {
@@ -207,7 +191,29 @@ struct Ctx<'a> {
     /// Only lines that used that allowance are wanted (the others are
     /// [`sequences`]' own).
     spend_tempo: bool,
-    out: &'a mut Vec<Vec<Move>>,
+    out: Vec<Vec<Move>>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(target: Target<'a>, limit: usize) -> Ctx<'a> {
+        Ctx {
+            target,
+            limit,
+            seen: None,
+            unseen: 0,
+            must_capture: None,
+            tempo: 0,
+            spend_tempo: false,
+            out: Vec::new(),
+        }
+    }
+
+    /// The lines of exactly `depth` plies from `pos`.
+    fn run(mut self, pos: &Chess, depth: usize) -> Vec<Vec<Move>> {
+        let mut path = Vec::with_capacity(depth);
+        dfs(&mut self, pos, depth, &mut path);
+        self.out
+    }
 }
 
 fn plausible(pos: &Chess, target: Target<'_>, left: usize, d: Bitboard) -> bool {
