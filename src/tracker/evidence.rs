@@ -1469,6 +1469,7 @@ fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool, 
     let mut noise_squares = 0;
     let mut misreads = 0;
     let mut started = false;
+    let mut noise_at = Bitboard::EMPTY;
     for sq in diff(before, shown) {
         let was = before.piece_at(sq);
         let now = shown.piece_at(sq);
@@ -1529,6 +1530,29 @@ fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool, 
         noisy = true;
         noise_squares += 1;
         misreads += u32::from(expected == MISREAD);
+        noise_at.add(sq);
+    }
+    // A picture is one moment, and the piece a hand carries stands on one
+    // square of it at most. A reading that has the mover shown at its origin
+    // and also put down elsewhere counts more of its pieces than the board
+    // holds: one of them is something else. Read as a hand under way at no
+    // cost, such frames kept wrong readings alive on Certabo boards (blind
+    // hands, normal pace): in game 876 the white bishop Black took on e4 and
+    // slid off over f4 read as Bh2-f4 and back, and eight false 7.4s
+    // followed; now the record is corrected after one.
+    for p in e.movers.iter().flatten() {
+        let most = before
+            .by_piece(*p)
+            .count()
+            .max(e.after.by_piece(*p).count());
+        let shown_p = shown.by_piece(*p);
+        let already = (shown_p & noise_at).count();
+        let extra = shown_p.count().saturating_sub(most).saturating_sub(already);
+        if extra > 0 {
+            cost += STRAY * extra as u32;
+            noisy = true;
+            noise_squares += extra as u32;
+        }
     }
     if started && !noisy {
         // Every piece is on the board: no hand holds one. Either the hand
@@ -2941,6 +2965,41 @@ mod tests {
         let (cost, noise, started, _) = frame_reading(pos.board(), &e, &astray);
         assert_eq!(noise, 0);
         assert!(started && cost >= TRANSIENT_ASTRAY);
+    }
+
+    #[test]
+    fn a_mover_shown_on_its_origin_and_where_it_goes_is_one_square_misread() {
+        // A picture is one moment: the bishop a hand carries from h2 to f4
+        // is not on both. Read as the hand under way at no cost, such frames
+        // kept a captured bishop slid off over f4 read as White's Bh2-f4
+        // (Certabo, blind hands, normal pace, game 876): eight false 7.4s.
+        let pos = fen("6k1/8/8/8/4B3/8/7B/6K1 w - - 0 1");
+        let (m, _) = play(&pos, "h2f4");
+        let e = effect(&pos, m);
+        let bishop = Piece::from_char('B').unwrap();
+        let mut twice = pos.board().clone();
+        twice.set_piece_at(Square::F4, bishop);
+        let (cost, noise, _, _) = frame_reading(pos.board(), &e, &twice);
+        assert_eq!(noise, 1);
+        assert!(cost >= STRAY);
+        // With its origin empty, the bishop put down on f4 is the hand at
+        // the end of its move.
+        let mut moved = twice;
+        moved.discard_piece_at(Square::H2);
+        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &moved);
+        assert_eq!((cost, noise, started), (PAUSE, 0, true));
+        // The taken bishop slid off over f4 while Black's lands on e4 is no
+        // piece counted twice: the board still holds it.
+        let pos = fen("6k1/1b6/8/8/4B3/8/7B/6K1 b - - 0 1");
+        let (m, after) = play(&pos, "b7e4");
+        let e = effect(&pos, m);
+        let mut slid = after.board().clone();
+        slid.set_piece_at(Square::F4, bishop);
+        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &slid);
+        assert_eq!(
+            (cost, noise, started),
+            (TRANSIENT_CAPTURED + PAUSE, 0, true)
+        );
     }
 
     #[test]
