@@ -827,6 +827,11 @@ fn clockless_boards_verify_on_longer_stillness_or_a_reply_made() {
 /// a false 7.4 at ply 2, the other never followed again after ply 60; in 75
 /// (own hands, time trouble) a frame caught the queen crossing b5 on its way
 /// to b4 with the reply made, and Qb5 was published, then corrected.
+///
+/// Game 9 is followed to its end with no warning, but since stop 43 its
+/// record has Nf6 and d6 in the order no frame saw: 5. Bg5 fell between the
+/// frames that showed them, so either order fits every frame. The 8.4 note
+/// names the order played.
 #[test]
 fn frame_boards_read_slow_frames_and_fast_hands() {
     use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
@@ -847,15 +852,21 @@ fn frame_boards_read_slow_frames_and_fast_hands() {
     };
     let wrong = inexact_on(
         "certabo",
-        &[
-            (50, normal),
-            (72, normal),
-            (8, trouble),
-            (9, trouble),
-            (75, own_trouble),
-        ],
+        &[(50, normal), (72, normal), (8, trouble), (75, own_trouble)],
     );
     assert!(wrong.is_empty(), "{wrong:#?}");
+    let out = played_on("certabo", 9, trouble);
+    assert_eq!(out.verified.len(), out.expected.len(), "game 9: plies lost");
+    assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
+    assert!(
+        out.is_exact()
+            || out
+                .info_messages
+                .iter()
+                .any(|m| m.contains("moves_uncertain") && m.contains("d6 Bg5 Nf6")),
+        "game 9: {:#?}",
+        out.info_messages
+    );
 }
 
 /// A quick repetition back to the start on a board without a clock: knights
@@ -914,8 +925,11 @@ fn a_flicker_before_a_repetition_is_no_takeback() {
 /// beside a flicker on c3 read as Rab8 Nb1 Rbc8 Nc3, named in an 8.4 note
 /// against Rac8. Those four plies used up the four kept, so White's Qg3
 /// seventeen seconds later, which only Rac8 explains, found no rival: the
-/// record stayed a ply out of turn and seven false 7.4 alerts followed. Now
-/// Qg3 corrects it in the open: one retraction, the moves as played.
+/// record stayed a ply out of turn and seven false 7.4 alerts followed.
+/// Until stop 42 Qg3 corrected it in the open; since stop 43, which charges
+/// each move under way for a piece held as the picture reads for that move,
+/// the slide is read as Rac8 from the start. Either way: at most one
+/// retraction, no warning, the moves as played.
 #[test]
 fn a_long_uncertain_reading_keeps_its_rival_past_its_own_plies() {
     use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
@@ -926,7 +940,7 @@ fn a_long_uncertain_reading_keeps_its_rival_past_its_own_plies() {
     };
     let out = played_on("certabo", 1720, hands);
     assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
-    assert_eq!(out.retractions, 1, "the wrong plies are withdrawn once");
+    assert!(out.retractions <= 1, "the wrong plies are withdrawn once");
     assert_eq!(out.verified, out.expected, "the record in the end");
 }
 
@@ -938,6 +952,9 @@ fn a_long_uncertain_reading_keeps_its_rival_past_its_own_plies() {
 /// retraction, and the game is followed to its end with no warning. Before,
 /// the engine had dropped the other reading once the board was still for two
 /// seconds: no move was published after ply 129 and a false 7.4 stood.
+/// Since stop 43 (each move under way charged for a piece held as the
+/// picture reads for it), Rb7 Kg6 is read from the start and nothing needs
+/// correcting. A correction, if one comes, must be this one.
 #[test]
 fn a_reading_published_as_uncertain_is_corrected_when_the_next_move_decides() {
     use eboard_bridge::sim::accuracy::{Hands, Model, Pace};
@@ -949,11 +966,13 @@ fn a_reading_published_as_uncertain_is_corrected_when_the_next_move_decides() {
     let out = played_on("certabo", 306, hands);
     assert_eq!(out.verified, out.expected, "{:?}", out.serious_alerts);
     assert!(out.serious_alerts.is_empty(), "{:?}", out.serious_alerts);
-    assert_eq!(out.retractions, 1);
+    assert!(out.retractions <= 1);
     assert!(
-        out.info_messages
-            .iter()
-            .any(|m| m.contains("moves_corrected") && m.contains("Rb7 Kg6 Ke3")),
+        out.retractions == 0
+            || out
+                .info_messages
+                .iter()
+                .any(|m| m.contains("moves_corrected") && m.contains("Rb7 Kg6 Ke3")),
         "{:#?}",
         out.info_messages
     );
@@ -1093,11 +1112,11 @@ fn a_piece_knocked_over_after_a_move_pressed_on_a_bus_is_no_illegal_move() {
 /// record (8 once they move on): every ply of these games is published,
 /// with no warning.
 ///
-/// Game 121 has published two plies too many since stop 42: a knight out
-/// and back between two frames (read so since then, as it should be; the
-/// game's own was a bishop's) leaves readings of the plies around it in
-/// other orders, and a rook's pause on b5 on its way to b7 is read as Rb5
-/// Bh3 Rb7 Be6 for Rb7 Be6. Nothing is lost and nothing alerts.
+/// Game 121 published two plies too many at stop 42: a rook's pause on b5
+/// on its way to b7 was read as Rb5 Bh3 Rb7 Be6 for Rb7 Be6, the reading
+/// "rook still moving" charged for the rook held on b5 as if it stood on
+/// the square it goes to. Each move under way is now charged as the picture
+/// reads for it, and the plies published are the plies played.
 #[test]
 fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
     let hands = blind_hands_in_time_trouble();
@@ -1105,13 +1124,8 @@ fn a_frame_board_in_fast_play_keeps_following_while_old_doubts_stay_open() {
         let out = played_on("certabo", i, hands);
         let published = out.verified.len();
         let played = out.expected.len();
-        let right = if i == 121 {
-            published == played + 2
-        } else {
-            published == played
-        };
         assert!(
-            right,
+            published == played,
             "game {i}: {published} plies published of {played}, {:?}",
             out.serious_alerts
         );

@@ -181,6 +181,9 @@ struct Cand {
     extra: u32,
     /// The latest picture needed noise to be read as this move under way.
     noisy: bool,
+    /// Stretches of [`LET_GO_MS`] charged to this move for a hand still at
+    /// work long after the latest picture.
+    held: u32,
 }
 
 /// One line of play that may explain what the board showed.
@@ -205,9 +208,6 @@ pub struct Hyp {
     due: Option<Millis>,
     /// Plies whose press can no longer come (the same player moved again).
     closed: usize,
-    /// Stretches of [`LET_GO_MS`] charged for a hand still at work long after
-    /// the latest report.
-    held_charged: u32,
     /// When a picture last needed noise other than a misread to be read this
     /// way (see [`Hyp::noisy_since`]).
     noise_t: Option<Millis>,
@@ -253,7 +253,6 @@ impl Hyp {
             early: None,
             due: None,
             closed: 0,
-            held_charged: 0,
             noise_t: None,
             noise_sq: Bitboard::EMPTY,
             noise_plies: 0,
@@ -287,11 +286,11 @@ impl Hyp {
 
     /// The ply under way shows every piece it moves down on the board (its
     /// cheapest candidate), as if let go.
-    fn all_down(&self, shown: &Board) -> bool {
+    fn all_down(&self, shown: &Board, sparse: bool) -> bool {
         self.best_cand().is_some_and(|c| {
             let e = effect(&self.pos, c.mv);
             let before = self.pos.board();
-            let (_, noise, started, _) = frame_reading(before, &e, shown);
+            let (_, noise, started, _) = frame_reading(before, &e, shown, sparse);
             started
                 && noise == 0
                 && (shown == &e.after
@@ -315,9 +314,9 @@ impl Hyp {
     }
 
     /// Every square this reading takes as noise in `shown` is a misread.
-    fn misread_only(&self, shown: &Board) -> bool {
+    fn misread_only(&self, shown: &Board, sparse: bool) -> bool {
         match self.best_cand() {
-            Some(c) => frame_reading(self.pos.board(), &effect(&self.pos, c.mv), shown).3,
+            Some(c) => frame_reading(self.pos.board(), &effect(&self.pos, c.mv), shown, sparse).3,
             None => {
                 let pos = self.pos.board();
                 diff(pos, shown)
@@ -348,9 +347,9 @@ impl Hyp {
     }
 
     /// How many squares of `shown` this reading takes as noise.
-    pub fn noise_squares(&self, shown: &Board) -> u32 {
+    pub fn noise_squares(&self, shown: &Board, sparse: bool) -> u32 {
         match self.best_cand() {
-            Some(c) => frame_reading(self.pos.board(), &effect(&self.pos, c.mv), shown).1,
+            Some(c) => frame_reading(self.pos.board(), &effect(&self.pos, c.mv), shown, sparse).1,
             None => diff(self.pos.board(), shown).count() as u32,
         }
     }
@@ -525,7 +524,7 @@ impl Evidence {
     /// Pictures come a second apart or more (a Certabo's frames): one may
     /// hold more plies than a scan, and a piece caught in one may have moved
     /// on right after it.
-    fn sparse(&self) -> bool {
+    pub(super) fn sparse(&self) -> bool {
         self.max_jump > MAX_JUMP
     }
 
@@ -664,6 +663,18 @@ impl Evidence {
         self.hyps = self.step(&self.before_scan, t, shown);
         if self.frames {
             self.catch_up(shown);
+        }
+        if self.sparse() {
+            // A frame is the whole board at one moment: no report of its
+            // scan is still to come. Left open, it kept what waits for a
+            // whole scan (a ply proven by the plies read after it) waiting
+            // for the next change, a second or more away: a Certabo in time
+            // trouble (blind hands, game 26) published a ply 11 s after it
+            // was made. A Chessnut's next frame is 200 ms away, and there
+            // the wait is worth it: closed at once, five games of 1,939 were
+            // no longer exact over both hand models and paces, two of them
+            // with a false 7.4.
+            self.scan = None;
         }
         if !changed {
             self.charge_long_hold(t);
@@ -885,8 +896,7 @@ impl Evidence {
     /// the reading itself: the noise it needed, a press overdue, a press
     /// that came with no move, and the presses no longer possible.
     fn settle_reading(&self, h: &mut Hyp, t: Millis, shown: &Board) {
-        h.held_charged = 0;
-        if h.noisy() && !h.misread_only(shown) {
+        if h.noisy() && !h.misread_only(shown, self.sparse()) {
             // The ply under way explains its own squares, whatever they show.
             let under_way = h
                 .best_cand()
@@ -948,7 +958,8 @@ impl Evidence {
             if let (true, Some((last, _))) = (self.held_charges(h), self.last.as_ref()) {
                 // A charge needs one more whole stretch of stillness; a
                 // slide's crossing square counts it later still.
-                let stretches = Millis::from(h.held_charged) + 1;
+                let charged = h.best_cand().map_or(0, |c| c.held);
+                let stretches = Millis::from(charged) + 1;
                 until = until.min(last + stretches * LET_GO_MS);
             }
             if self.long_hold_due(h) {
@@ -962,10 +973,11 @@ impl Evidence {
     /// is under way, and the picture is odd for it or its press is due.
     fn held_charges(&self, h: &Hyp) -> bool {
         h.moving()
-            && self
-                .last
-                .as_ref()
-                .is_none_or(|(_, shown)| h.due.is_some() || held_oddly(h, shown).0)
+            && self.last.as_ref().is_none_or(|(_, shown)| {
+                h.due.is_some()
+                    || h.best_cand()
+                        .is_some_and(|c| held_oddly(&h.pos, c.mv, shown, self.sparse()).0)
+            })
     }
 
     /// The scan whose reports were coming in is whole.
@@ -1009,6 +1021,7 @@ impl Evidence {
         let crossing_still = self.last.as_ref().map_or(0, |(last, _)| {
             (t.saturating_sub(*last + lag) / LET_GO_MS) as u32
         });
+        let sparse = self.sparse();
         for h in &mut self.hyps {
             if let Some((_, deadline)) = h.early {
                 if t > deadline {
@@ -1027,20 +1040,34 @@ impl Evidence {
             let Some((stretches, shown)) = still else {
                 continue;
             };
-            if stretches <= h.held_charged {
-                continue;
-            }
+            // Each move the hand may be making is charged as the picture
+            // reads for it: a queen seen on f6 is held on the square it goes
+            // to if it plays Qf6, but only crossing it if it takes on c6.
+            // Charged as its cheapest move reads it, the whole reading paid
+            // for Qf6 held, and Qxc6 with the queen taken slid off over b6
+            // fell behind Qf6 Qb6 Qc6 (Certabo, blind hands, normal pace,
+            // game 1131: a false 7.4 for b6). A piece shown beside the
+            // square a move goes to (a brush) is spared as crossing only for
+            // the cheapest move, as before: spared for every move, readings
+            // of moves nobody made stayed cheap under way and crowded the
+            // beam (Certabo, blind hands in time trouble: 1,271 plies lost
+            // against 953).
             let overdue = h.due.is_some_and(|due| t > due);
-            let (odd, crossing) = held_oddly(h, shown);
-            let stretches = if crossing && !overdue {
-                crossing_still
-            } else {
-                stretches
-            };
-            if stretches > h.held_charged && (overdue || odd) {
-                h.cost += HELD * (stretches - h.held_charged);
-                h.held_charged = stretches;
-                changed = true;
+            let pos = &h.pos;
+            let best = h.best_cand().map(|c| c.mv);
+            for c in h.active.iter_mut().filter(|c| stretches > c.held) {
+                let (odd, crossing) = held_oddly(pos, c.mv, shown, sparse);
+                let crossing = crossing && (Some(c.mv) == best || slide_crossing(pos, c.mv, shown));
+                let s = if crossing && !overdue {
+                    crossing_still
+                } else {
+                    stretches
+                };
+                if s > c.held && (overdue || odd) {
+                    c.extra += HELD * (s - c.held);
+                    c.held = s;
+                    changed = true;
+                }
             }
         }
         if changed {
@@ -1132,7 +1159,7 @@ impl Evidence {
                     g.due = Some(t + PRESS_DUE_MS);
                     // Every piece down on the board and the hand at the clock:
                     // nothing is held any more, the move is made.
-                    if shown.is_some_and(|b| h.all_down(b)) {
+                    if shown.is_some_and(|b| h.all_down(b, self.sparse())) {
                         g.cost += PRESSED_ALL_DOWN;
                     }
                 } else {
@@ -1261,6 +1288,7 @@ fn keep(mut hyps: Vec<Hyp>) -> Vec<Hyp> {
                             if extra < d.extra {
                                 d.extra = extra;
                                 d.noisy = c.noisy;
+                                d.held = c.held;
                             }
                         }
                         None => k.active.push(Cand { extra, ..c }),
@@ -1456,14 +1484,20 @@ fn rest_cost(pos: &Board, shown: &Board) -> u32 {
 
 /// Reads `shown` as a moment of the move `e` from `before`: its cost, whether
 /// noise was needed, and whether the move has visibly begun.
-fn frame_cost(before: &Board, e: &Effect, shown: &Board) -> (u32, bool, bool) {
-    let (cost, noise, started, _) = frame_reading(before, e, shown);
+fn frame_cost(before: &Board, e: &Effect, shown: &Board, sparse: bool) -> (u32, bool, bool) {
+    let (cost, noise, started, _) = frame_reading(before, e, shown, sparse);
     (cost, noise > 0, started)
 }
 
 /// [`frame_cost`], with the number of squares read as noise and whether each
-/// of them is a misread.
-fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool, bool) {
+/// of them is a misread; `sparse`: frames come a second apart or more, each
+/// one moment.
+fn frame_reading(
+    before: &Board,
+    e: &Effect,
+    shown: &Board,
+    sparse: bool,
+) -> (u32, u32, bool, bool) {
     let mut cost = 0;
     let mut noisy = false;
     let mut noise_squares = 0;
@@ -1532,15 +1566,22 @@ fn frame_reading(before: &Board, e: &Effect, shown: &Board) -> (u32, u32, bool, 
         misreads += u32::from(expected == MISREAD);
         noise_at.add(sq);
     }
-    // A picture is one moment, and the piece a hand carries stands on one
-    // square of it at most. A reading that has the mover shown at its origin
-    // and also put down elsewhere counts more of its pieces than the board
-    // holds: one of them is something else. Read as a hand under way at no
-    // cost, such frames kept wrong readings alive on Certabo boards (blind
-    // hands, normal pace): in game 876 the white bishop Black took on e4 and
-    // slid off over f4 read as Bh2-f4 and back, and eight false 7.4s
+    // A frame sent whole is one moment, and the piece a hand carries stands
+    // on one square of it at most. A reading that has the mover shown at its
+    // origin and also put down elsewhere counts more of its pieces than the
+    // board holds: one of them is something else. Read as a hand under way
+    // at no cost, such frames kept wrong readings alive on Certabo boards
+    // (blind hands, normal pace): in game 876 the white bishop Black took on
+    // e4 and slid off over f4 read as Bh2-f4 and back, and eight false 7.4s
     // followed; now the record is corrected after one.
-    for p in e.movers.iter().flatten() {
+    // A board that reports each change builds its picture square by square:
+    // a piece moved to a square scanned after its origin shows on both for
+    // a scan. There the rule cost DGT boards two exact games of 1,939 (blind
+    // hands, time trouble, 10 % forgotten presses, turned and clock-right
+    // set-ups) and gained none. It is kept to frames a second apart or more
+    // (`sparse`), where it was measured: on Chessnut and Millennium boards
+    // it changed nothing.
+    for p in e.movers.iter().flatten().filter(|_| sparse) {
         let most = before
             .by_piece(*p)
             .count()
@@ -1937,12 +1978,13 @@ fn expand(
     let mut going = SmallVec::new();
     for c in &h.active {
         let e = effect(&h.pos, c.mv);
-        let (cost, noisy, started) = frame_cost(before, &e, shown);
+        let (cost, noisy, started) = frame_cost(before, &e, shown, sparse);
         if started {
             going.push(Cand {
                 mv: c.mv,
                 extra: c.extra + cost,
                 noisy,
+                held: 0,
             });
         }
         // The move completed (something landed where it lands).
@@ -2031,15 +2073,23 @@ fn unseen_landings(
     [moved_on, taken]
 }
 
-/// Whether `shown` is odd for the ply `h` has under way (its cheapest
-/// candidate reads it only with a cost: not a hand simply holding the
-/// piece), and whether the piece then stands on a square it only crosses.
-fn held_oddly(h: &Hyp, shown: &Board) -> (bool, bool) {
-    h.best_cand().map_or((false, false), |c| {
-        let e = effect(&h.pos, c.mv);
-        let odd = frame_cost(h.pos.board(), &e, shown).0 > 0;
-        (odd, odd && e.after != *shown)
-    })
+/// Whether `shown` is odd for the move `m` under way from `pos` (read only
+/// with a cost: not a hand simply holding the piece), and whether the piece
+/// then stands on a square it only crosses.
+fn held_oddly(pos: &Chess, m: Move, shown: &Board, sparse: bool) -> (bool, bool) {
+    let e = effect(pos, m);
+    let odd = frame_cost(pos.board(), &e, shown, sparse).0 > 0;
+    (odd, odd && e.after != *shown)
+}
+
+/// Whether the piece `m` moves is shown on a square its slide crosses.
+fn slide_crossing(pos: &Chess, m: Move, shown: &Board) -> bool {
+    match m {
+        Move::Normal { role, from, to, .. } => {
+            (attacks::between(from, to) & shown.by_piece(role.of(pos.turn()))).any()
+        }
+        _ => false,
+    }
 }
 
 /// Whether every square `shown` changed from `before` held, and holds, only
@@ -2109,12 +2159,13 @@ fn from_rest(
             continue;
         }
         let e = effect(&h.pos, m);
-        let (cost, noisy, started) = frame_cost(before, &e, shown);
+        let (cost, noisy, started) = frame_cost(before, &e, shown, sparse);
         if started {
             begun.push(Cand {
                 mv: m,
                 extra: cost,
                 noisy,
+                held: 0,
             });
         }
         if jumps == 0 {
@@ -2942,6 +2993,39 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_held_is_charged_as_each_move_under_way_reads_it() {
+        // Certabo, blind hands, normal pace (game 1131): Qh6xc6, a frame
+        // catching the queen on f6, the next with it on c6 and the black
+        // queen slid off to b6, the next with b6 empty. For Qf6 the queen
+        // stood still on the square it goes to; for Qxc6 it only crossed f6,
+        // and a frame a second apart says nothing of how long it stayed.
+        // Charged for the whole reading as the cheapest move (Qf6) read it,
+        // Qxc6 fell behind Qf6 Qb6 Qc6 and b6 emptied raised a false 7.4.
+        let pos = fen("2k5/8/2q4Q/8/8/8/8/6K1 w - - 0 1");
+        let (mut ev, mut frame) = certabo(&pos);
+        frame(&mut ev, pos.board());
+        let mut crossing = pos.board().clone();
+        crossing.discard_piece_at(Square::H6);
+        crossing.set_piece_at(Square::F6, Piece::from_char('Q').unwrap());
+        frame(&mut ev, &crossing);
+        let (_, after) = play(&pos, "h6c6");
+        let mut sliding = after.board().clone();
+        sliding.set_piece_at(Square::B6, Piece::from_char('q').unwrap());
+        frame(&mut ev, &sliding);
+        for _ in 0..3 {
+            frame(&mut ev, after.board());
+        }
+        let best = ev.best();
+        assert_eq!(
+            best.line.as_slice(),
+            [play(&pos, "h6c6").0],
+            "{:#?}",
+            ev.describe()
+        );
+        assert!(!best.noisy());
+    }
+
+    #[test]
     fn a_piece_shown_off_its_way_on_a_square_another_holds_is_noise() {
         // No hand puts a piece down on another piece: that piece would be in
         // the hand too. Read as a hand that hesitated, a frame with Black's
@@ -2956,13 +3040,13 @@ mod tests {
         lifted.discard_piece_at(Square::B1);
         let mut on_pawn = lifted.clone();
         on_pawn.set_piece_at(Square::A7, knight);
-        let (_, noise, _, _) = frame_reading(pos.board(), &e, &on_pawn);
+        let (_, noise, _, _) = frame_reading(pos.board(), &e, &on_pawn, true);
         assert_eq!(noise, 1);
         // Put down for a moment on an empty square off its way, it is a hand
         // that hesitated.
         let mut astray = lifted;
         astray.set_piece_at(Square::A5, knight);
-        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &astray);
+        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &astray, true);
         assert_eq!(noise, 0);
         assert!(started && cost >= TRANSIENT_ASTRAY);
     }
@@ -2979,14 +3063,14 @@ mod tests {
         let bishop = Piece::from_char('B').unwrap();
         let mut twice = pos.board().clone();
         twice.set_piece_at(Square::F4, bishop);
-        let (cost, noise, _, _) = frame_reading(pos.board(), &e, &twice);
+        let (cost, noise, _, _) = frame_reading(pos.board(), &e, &twice, true);
         assert_eq!(noise, 1);
         assert!(cost >= STRAY);
         // With its origin empty, the bishop put down on f4 is the hand at
         // the end of its move.
         let mut moved = twice;
         moved.discard_piece_at(Square::H2);
-        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &moved);
+        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &moved, true);
         assert_eq!((cost, noise, started), (PAUSE, 0, true));
         // The taken bishop slid off over f4 while Black's lands on e4 is no
         // piece counted twice: the board still holds it.
@@ -2995,7 +3079,7 @@ mod tests {
         let e = effect(&pos, m);
         let mut slid = after.board().clone();
         slid.set_piece_at(Square::F4, bishop);
-        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &slid);
+        let (cost, noise, started, _) = frame_reading(pos.board(), &e, &slid, true);
         assert_eq!(
             (cost, noise, started),
             (TRANSIENT_CAPTURED + PAUSE, 0, true)

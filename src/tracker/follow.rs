@@ -133,7 +133,9 @@ impl Tracker {
                     !h.noisy_on_since(noise_since, since_back)
                         || self.others_moved_since(b, &h.line[k.min(h.line.len())..])
                 });
-            let noise = shown.as_ref().map_or(0, |b| h.noise_squares(b));
+            let noise = shown
+                .as_ref()
+                .map_or(0, |b| h.noise_squares(b, ev.sparse()));
             (h.line.clone(), h.moving(), h.noisy(), played, noise)
         });
         if let Some((_, _, _, _, noise)) = &reading {
@@ -230,7 +232,9 @@ impl Tracker {
             return false;
         };
         let k = self.verified_since_anchor().len();
-        let noise = self.last_board.as_ref().map_or(0, |b| h.noise_squares(b));
+        let noise = self.last_board.as_ref().map_or(0, |b| {
+            h.noise_squares(b, self.evidence.as_ref().is_some_and(|ev| ev.sparse()))
+        });
         h.line.len() == k
             && !h.moving()
             && noise <= MOST_NOISE_FOLLOWED
