@@ -1581,18 +1581,20 @@ fn frame_reading(
     // set-ups) and gained none. It is kept to frames a second apart or more
     // (`sparse`), where it was measured: on Chessnut and Millennium boards
     // it changed nothing.
-    for p in e.movers.iter().flatten().filter(|_| sparse) {
-        let most = before
-            .by_piece(*p)
-            .count()
-            .max(e.after.by_piece(*p).count());
-        let shown_p = shown.by_piece(*p);
-        let already = (shown_p & noise_at).count();
-        let extra = shown_p.count().saturating_sub(most).saturating_sub(already);
-        if extra > 0 {
-            cost += STRAY * extra as u32;
-            noisy = true;
-            noise_squares += extra as u32;
+    if sparse {
+        for p in e.movers.iter().flatten() {
+            let most = before
+                .by_piece(*p)
+                .count()
+                .max(e.after.by_piece(*p).count());
+            let shown_p = shown.by_piece(*p);
+            let already = (shown_p & noise_at).count();
+            let extra = shown_p.count().saturating_sub(most).saturating_sub(already);
+            if extra > 0 {
+                cost += STRAY * extra as u32;
+                noisy = true;
+                noise_squares += extra as u32;
+            }
         }
     }
     if started && !noisy {
